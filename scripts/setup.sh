@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages memledger needs, only those missing. Sourced or run by
+# demo.sh and test.sh; safe to run again. Groups: build (always), corpus, browser.
+set -euo pipefail
+
+build_packages=(cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev libonnx-dev libprotobuf-dev
+  protobuf-compiler libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev)
+test_packages=(libonnx-testdata clang libclang-rt-14-dev python3-onnx python3-numpy python3-torch
+  python3-torchvision nodejs npm chromium)
+
+want=("${build_packages[@]}")
+for group in "$@"; do
+  case "$group" in
+    build) ;;
+    test) want+=("${test_packages[@]}") ;;
+    *) echo "setup.sh: unknown package group '$group' (build, test)" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for package in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup.sh: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds everything from scratch in build-test/ (warnings are
+# errors), and runs the whole test suite with CTest.
+#   scripts/test.sh             the normal configuration
+#   scripts/test.sh --sanitize  the same tests under AddressSanitizer + UBSan (build-asan/)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build="$root/build-test"
+flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMLEDGER_WERROR=ON)
+if [ "${1:-}" = "--sanitize" ]; then
+  build="$root/build-asan"
+  flags=(-DCMAKE_BUILD_TYPE=Debug -DMEMLEDGER_WERROR=ON -DMEMLEDGER_SANITIZE=ON -DMEMLEDGER_BUILD_BENCH=OFF)
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fi
+"$root/scripts/setup.sh" build test
+cmake -S "$root" -B "$build" "${flags[@]}" >/dev/null
+cmake --build "$build" -j "$(nproc)"
+cd "$build"
+ctest --output-on-failure -j "$(nproc)"

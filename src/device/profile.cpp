@@ -1,0 +1,204 @@
+#include "memledger/device/profile.h"
+
+#include <fmt/format.h>
+
+#include <toml++/toml.h>
+#include <fstream>
+#include <sstream>
+
+#include "memledger/core/error.h"
+
+namespace memledger {
+namespace {
+
+constexpr int64_t kMaxProfileFileBytes = 1 << 20;
+
+// Reads one validated field after another; every message names the source, line and key.
+class FieldReader {
+ public:
+  explicit FieldReader(const std::string& source) : source_(source) {}
+
+  [[noreturn]] void bad(const toml::node& node, std::string_view key, const std::string& message) const {
+    fail("{}:{}: key '{}': {}", source_, node.source().begin.line, key, message);
+  }
+
+  int64_t integer(const toml::node& node, std::string_view key, int64_t min) const {
+    const auto value = node.value_exact<int64_t>();
+    if (!value) bad(node, key, fmt::format("expected an integer, got {}", type_name(node)));
+    if (*value < min) bad(node, key, fmt::format("{} is out of range (must be at least {})", *value, min));
+    return *value;
+  }
+
+  double positive_number(const toml::node& node, std::string_view key) const {
+    std::optional<double> value;
+    if (node.is_integer()) value = static_cast<double>(*node.value_exact<int64_t>());
+    if (node.is_floating_point()) value = *node.value_exact<double>();
+    if (!value) bad(node, key, fmt::format("expected a number, got {}", type_name(node)));
+    if (!(*value > 0)) bad(node, key, fmt::format("{} must be greater than zero", *value));
+    return *value;
+  }
+
+  bool boolean(const toml::node& node, std::string_view key) const {
+    const auto value = node.value_exact<bool>();
+    if (!value) bad(node, key, fmt::format("expected true or false, got {}", type_name(node)));
+    return *value;
+  }
+
+  std::string string(const toml::node& node, std::string_view key) const {
+    const auto value = node.value_exact<std::string>();
+    if (!value) bad(node, key, fmt::format("expected a string, got {}", type_name(node)));
+    return *value;
+  }
+
+  // A string that must be one of `choices`.
+  std::string choice(const toml::node& node, std::string_view key,
+                     std::initializer_list<std::string_view> choices) const {
+    const std::string value = string(node, key);
+    for (auto c : choices)
+      if (c == value) return value;
+    bad(node, key, fmt::format("'{}' is not one of: {}", value, fmt::join(choices, ", ")));
+  }
+
+ private:
+  static std::string type_name(const toml::node& node) {
+    switch (node.type()) {
+      case toml::node_type::string:
+        return "a string";
+      case toml::node_type::integer:
+        return "an integer";
+      case toml::node_type::floating_point:
+        return "a floating-point number";
+      case toml::node_type::boolean:
+        return "a boolean";
+      case toml::node_type::table:
+        return "a table";
+      case toml::node_type::array:
+        return "an array";
+      default:
+        return "a date or time";
+    }
+  }
+  const std::string& source_;
+};
+
+void read_dma(const toml::table& table, const FieldReader& read, const std::string& source, DmaProfile& dma) {
+  for (auto&& [key, node] : table) {
+    const std::string_view k = key.str();
+    if (k == "granularity_bytes")
+      dma.granularity_bytes = read.integer(node, "dma.granularity_bytes", 1);
+    else if (k == "setup_cycles")
+      dma.setup_cycles = read.integer(node, "dma.setup_cycles", 0);
+    else if (k == "bytes_per_cycle")
+      dma.bytes_per_cycle = read.positive_number(node, "dma.bytes_per_cycle");
+    else if (k == "external_bytes")
+      dma.external_bytes = read.integer(node, "dma.external_bytes", 0);
+    else if (k == "double_buffering")
+      dma.double_buffering = read.boolean(node, "dma.double_buffering");
+    else
+      fail(
+          "{}:{}: unknown key 'dma.{}' (known: granularity_bytes, setup_cycles, bytes_per_cycle, external_bytes, "
+          "double_buffering)",
+          source, key.source().begin.line, k);
+  }
+}
+
+}  // namespace
+
+DeviceProfile parse_device_profile(std::string_view toml_text, const std::string& source) {
+  toml::table table;
+  try {
+    table = toml::parse(toml_text, source);
+  } catch (const toml::parse_error& e) {
+    fail("{}:{}: not valid TOML: {}", source, e.source().begin.line, e.description());
+  }
+  const FieldReader read(source);
+  DeviceProfile profile;
+  profile.source = source;
+  bool has_name = false;
+  for (auto&& [key, node] : table) {
+    const std::string_view k = key.str();
+    if (k == "name") {
+      profile.name = read.string(node, k);
+      if (profile.name.empty()) read.bad(node, k, "must not be empty");
+      has_name = true;
+    } else if (k == "capacity_bytes") {
+      profile.capacity_bytes = read.integer(node, k, 0);
+    } else if (k == "alignment_bytes") {
+      profile.alignment_bytes = read.integer(node, k, 1);
+      if ((profile.alignment_bytes & (profile.alignment_bytes - 1)) != 0)
+        read.bad(node, k, fmt::format("{} is not a power of two", profile.alignment_bytes));
+    } else if (k == "layout") {
+      profile.layout =
+          read.choice(node, k, {"NCHW", "NHWC"}) == "NHWC" ? ActivationLayout::kNHWC : ActivationLayout::kNCHW;
+    } else if (k == "aligned_run") {
+      profile.aligned_run =
+          read.choice(node, k, {"inner", "tensor"}) == "tensor" ? AlignedRun::kTensor : AlignedRun::kInner;
+    } else if (k == "unit_inner_merge") {
+      profile.unit_inner_merge = read.boolean(node, k);
+    } else if (k == "storage") {
+      const std::string storage = read.string(node, k);
+      if (storage != "model") {
+        profile.storage = dtype_from_name(storage);
+        if (!profile.storage)
+          read.bad(node, k, fmt::format("'{}' is neither 'model' nor a dtype (int8, int4, float16, ...)", storage));
+      }
+    } else if (k == "constants") {
+      profile.constants = read.choice(node, k, {"just_in_time", "resident"}) == "resident"
+                              ? ConstantResidency::kResident
+                              : ConstantResidency::kJustInTime;
+    } else if (k == "dma") {
+      const toml::table* dma = node.as_table();
+      if (!dma) read.bad(node, k, "expected a table [dma]");
+      read_dma(*dma, read, source, profile.dma);
+    } else {
+      fail(
+          "{}:{}: unknown key '{}' (known: name, capacity_bytes, alignment_bytes, layout, aligned_run, "
+          "unit_inner_merge, storage, constants, [dma])",
+          source, key.source().begin.line, k);
+    }
+  }
+  if (!has_name) fail("{}: missing required key 'name'", source);
+  return profile;
+}
+
+DeviceProfile load_device_profile_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) fail("{}: cannot open device profile", path);
+  std::string text;
+  char buffer[4096];
+  while (file.read(buffer, sizeof buffer) || file.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(file.gcount()));
+    if (static_cast<int64_t>(text.size()) > kMaxProfileFileBytes)
+      fail("{}: device profile is larger than {} bytes", path, kMaxProfileFileBytes);
+  }
+  return parse_device_profile(text, path);
+}
+
+DeviceProfile resolve_device(const std::string& name_or_path) {
+  for (const auto& name : builtin_profile_names())
+    if (name == name_or_path) return builtin_profile(name);
+  std::ifstream probe(name_or_path);
+  if (!probe)
+    fail("--device '{}': not a built-in profile ({}) and no such file", name_or_path,
+         fmt::join(builtin_profile_names(), ", "));
+  return load_device_profile_file(name_or_path);
+}
+
+std::string to_toml(const DeviceProfile& p) {
+  std::string text = fmt::format(
+      "name = \"{}\"\ncapacity_bytes = {}\nalignment_bytes = {}\nlayout = \"{}\"\naligned_run = \"{}\"\n"
+      "unit_inner_merge = {}\nstorage = \"{}\"\nconstants = \"{}\"\n\n[dma]\ngranularity_bytes = {}\n"
+      "setup_cycles = {}\nbytes_per_cycle = {}\nexternal_bytes = {}\ndouble_buffering = {}\n",
+      p.name, p.capacity_bytes, p.alignment_bytes, to_string(p.layout), to_string(p.aligned_run), p.unit_inner_merge,
+      p.storage ? dtype_name(*p.storage) : "model", to_string(p.constants), p.dma.granularity_bytes, p.dma.setup_cycles,
+      p.dma.bytes_per_cycle, p.dma.external_bytes, p.dma.double_buffering);
+  return text;
+}
+
+std::string_view to_string(ActivationLayout layout) { return layout == ActivationLayout::kNHWC ? "NHWC" : "NCHW"; }
+std::string_view to_string(AlignedRun run) { return run == AlignedRun::kTensor ? "tensor" : "inner"; }
+std::string_view to_string(ConstantResidency residency) {
+  return residency == ConstantResidency::kResident ? "resident" : "just_in_time";
+}
+
+}  // namespace memledger

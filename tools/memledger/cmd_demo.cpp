@@ -1,0 +1,66 @@
+// `memledger demo`: the teaching example's story, every figure computed by the library.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "commands.h"
+#include "device_option.h"
+#include "memledger/teaching/example.h"
+
+namespace memledger::cli {
+namespace {
+
+void row(std::string_view label, int64_t a, int64_t b, std::string_view unit, const std::string& why) {
+  fmt::print("  {:<44} {:>6} / {:<6} {}\n", label, a, b, unit);
+  // One line per part of the arithmetic, indented under the figures.
+  size_t start = 0;
+  while (start <= why.size()) {
+    const size_t end = std::min(why.find("; ", start), why.size());
+    fmt::print("      {}\n", why.substr(start, end - start));
+    start = end + 2;
+  }
+}
+
+void print_layout_story(const DeviceProfile& profile) {
+  const auto f = teaching::layout_figures(profile);
+  const Shape x = teaching::input_shape();
+  fmt::print("The model: x{} ({}), y = x·scale[c] + bias[c], a per-channel affine.\n\n", shape_to_string(x),
+             roles_to_string(teaching::input_roles()));
+
+  fmt::print("1. Broadcast is an address rule, not a copy\n");
+  row("parameter elements, compact / expanded", f.parameter_elements_compact, f.parameter_elements_expanded, "elements",
+      fmt::format("2 × C = 2 × {} kept per channel; 2 × N·C·H·W = 2 × {} once expanded ({}× more)", x[1],
+                  f.parameter_elements_expanded / 2, f.parameter_elements_expanded / f.parameter_elements_compact));
+  fmt::print("\n2. Logical size is not physical size (one layout contract for size and address)\n");
+  row("x (and y) logical / physical", f.x.logical_bytes(), f.x.bytes(), "bytes",
+      fmt::format("{} elements × {} bits; {} in {}", f.x.elements(), f.x.element_bits(), f.x.explain_bytes(),
+                  f.x.physical_order_name()));
+  row("scale (or bias) compact / expanded", f.parameter_compact.bytes(), f.parameter_expanded.bytes(), "bytes",
+      fmt::format("compact {}: {}; expanded: {}", shape_to_string(f.parameter_compact.shape()),
+                  f.parameter_compact.explain_bytes(), f.parameter_expanded.explain_bytes()));
+  fmt::print("\n3. C = 1: a row rule or a pixel rule\n");
+  row("x with C = 1, row rule / pixel rule", f.c1_row_rule.bytes(), f.c1_pixel_rule.bytes(), "bytes",
+      fmt::format("row rule: {}; pixel rule: {}", f.c1_row_rule.explain_bytes(), f.c1_pixel_rule.explain_bytes()));
+  fmt::print("\n4. Sub-byte types: count bits, then round to bytes, then align\n");
+  row("int4, C = 1: packed / per-element rounding", f.int4_c1_packed.bytes(), f.int4_c1_per_element.bytes(), "bytes",
+      fmt::format("packed: {}; rounding each element to a byte: {}", f.int4_c1_packed.explain_bytes(),
+                  f.int4_c1_per_element.explain_bytes()));
+  row("int4, C = 12: logical / physical", f.int4_c12.logical_bytes(), f.int4_c12.bytes(), "bytes",
+      fmt::format("{} elements × 4 bits; {}", f.int4_c12.elements(), f.int4_c12.explain_bytes()));
+}
+
+}  // namespace
+
+void register_demo(CLI::App& app, int& /*exit_code*/) {
+  auto* command = app.add_subcommand("demo", "the teaching example: layouts, ledgers, plans and rewrites, explained");
+  auto device = std::make_shared<std::string>();
+  add_device_option(command, *device, "teaching");
+  command->callback([device] {
+    const DeviceProfile profile = resolve_device(*device);
+    fmt::print("memledger demo: the teaching example (DESIGN.md §5)\n");
+    fmt::print("device: {}\n\n", describe_device(profile));
+    print_layout_story(profile);
+  });
+}
+
+}  // namespace memledger::cli

@@ -1,0 +1,12 @@
+// The subcommands of the `memledger` program. Each lives in its own cmd_<name>.cpp and
+// only wires library stages together; main.cpp registers them and turns errors into exit
+// codes. A command reports its exit code through `exit_code` (e.g. 3: does not fit).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace memledger::cli {
+
+void register_demo(CLI::App& app, int& exit_code);
+
+}  // namespace memledger::cli

@@ -1,0 +1,30 @@
+// memledger: how many bytes a model needs at once, why, and how to make it fit.
+// Errors from the library arrive here as memledger::Error and leave as exit codes.
+#include <cstdio>
+#include <exception>
+
+#include "commands.h"
+#include "memledger/core/error.h"
+#include "memledger/version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"memledger: how many bytes a neural network needs at once, why, and how to make it fit"};
+  app.set_version_flag("--version", std::string("memledger ") + memledger::kVersion);
+  app.require_subcommand(1);
+  int exit_code = 0;
+  memledger::cli::register_demo(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : static_cast<int>(memledger::ExitCode::kBadInput);
+  } catch (const memledger::Error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "memledger: error: %s\n", e.what());
+    return static_cast<int>(e.code());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "memledger: error: out of memory\n");
+    return static_cast<int>(memledger::ExitCode::kBadInput);
+  }
+  return exit_code;
+}
