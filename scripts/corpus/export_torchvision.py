@@ -1,0 +1,325 @@
+#!/usr/bin/python3
+"""Export torchvision classification models to ONNX for memledger's model corpus.
+
+Every model is exported with seeded random weights (no downloads), in eval mode, with a
+static batch of 1 and ONNX opset 13, in two variants:
+
+  <name>.onnx     as the exporter writes it: BatchNormalization folded into the Conv before it
+  <name>.bn.onnx  BatchNormalization kept as inference BatchNormalization nodes
+
+plus <name>.input.npy (a seeded float32 input) and <name>.output.npy (torch's output for
+that input, a reference for both variants). manifest.json in the output folder lists
+every file. Files whose manifest entry was made by the same script, seed, opset and
+library versions are not exported again; a run with nothing to do never imports torch.
+
+BatchNorm running statistics are randomised (torch initialises them to mean 0, var 1,
+which would make folding a no-op numerically).
+
+Run with /usr/bin/python3 (Debian's python3-torch, python3-torchvision, python3-onnx).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.metadata
+import io
+import json
+import os
+import sys
+import time
+import zlib
+from pathlib import Path
+
+OPSET = 13
+DEFAULT_MODELS = [
+    "resnet18",
+    "mobilenet_v2",
+    "squeezenet1_0",
+    "shufflenet_v2_x1_0",
+    "efficientnet_b0",
+    "mnasnet0_5",
+]
+# Input side length where 224 does not fit the architecture's design.
+INPUT_SIDE = {"inception_v3": 299}
+# Extra builder arguments, only to pin defaults that torchvision warns will change.
+BUILDER_KWARGS = {"googlenet": {"init_weights": True}, "inception_v3": {"init_weights": True}}
+# A single ONNX protobuf cannot exceed 2 GiB; bigger models would need external data.
+PROTOBUF_LIMIT = 2**31 - 1
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = 1
+
+
+def sha256_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def generator_key(seed: int) -> dict:
+    """Everything that decides the bytes of an exported file, without importing torch."""
+    return {
+        "script_sha256": sha256_file(Path(__file__).resolve()),
+        "seed": seed,
+        "opset": OPSET,
+        "torch": importlib.metadata.version("torch"),
+        "torchvision": importlib.metadata.version("torchvision"),
+        "onnx": importlib.metadata.version("onnx"),
+        "numpy": importlib.metadata.version("numpy"),
+    }
+
+
+def model_seed(seed: int, name: str) -> int:
+    """Per-model seed, so a model's weights do not depend on which others are exported."""
+    return (seed * 1_000_003 + zlib.crc32(name.encode())) % 2**31
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def load_manifest(out: Path) -> dict:
+    try:
+        manifest = json.loads((out / MANIFEST).read_text())
+        if manifest.get("format") == MANIFEST_FORMAT:
+            return manifest
+    except (OSError, ValueError):
+        pass
+    return {"format": MANIFEST_FORMAT, "models": {}}
+
+
+def save_manifest(out: Path, manifest: dict) -> None:
+    manifest["models"] = dict(sorted(manifest["models"].items()))
+    write_atomic(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
+
+
+def is_cached(out: Path, entry: dict | None, key: dict) -> bool:
+    """Same generator key and every listed file present with its recorded size.
+
+    Sizes, not hashes, keep a no-op run fast; check_bn_variants.py re-hashes."""
+    if not entry or entry.get("generator") != key:
+        return False
+    files = [v for v in entry["variants"]] + [entry["input"], entry["reference_output"]]
+    return all((out / f["file"]).is_file() and (out / f["file"]).stat().st_size == f["bytes"] for f in files)
+
+
+def all_classification_models() -> list[str]:
+    import torchvision.models
+
+    return sorted(torchvision.models.list_models(module=torchvision.models))
+
+
+def randomise_batchnorm(model, generator) -> int:
+    """Gives every BatchNorm seeded non-trivial statistics and affine parameters."""
+    import torch
+
+    count = 0
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+                count += 1
+                n = module.num_features
+                module.running_mean.copy_(torch.randn(n, generator=generator) * 0.1)
+                module.running_var.copy_(torch.rand(n, generator=generator) + 0.5)
+                if module.affine:
+                    module.weight.copy_(torch.rand(n, generator=generator) + 0.5)
+                    module.bias.copy_(torch.randn(n, generator=generator) * 0.1)
+    return count
+
+
+def count_op(onnx_bytes: bytes, op_type: str) -> int:
+    import onnx
+
+    model = onnx.load_from_string(onnx_bytes)
+    return sum(1 for node in model.graph.node if node.op_type == op_type)
+
+
+def export_model(name: str, out: Path, key: dict) -> dict:
+    """Exports one model's files and returns its manifest entry."""
+    import numpy as np
+    import torch
+    import torchvision.models
+
+    started = time.monotonic()
+    seed = model_seed(key["seed"], name)
+    torch.manual_seed(seed)
+    model = torchvision.models.get_model(name, weights=None, **BUILDER_KWARGS.get(name, {}))
+    model.eval()
+    param_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    param_bytes += sum(b.numel() * b.element_size() for b in model.buffers())
+    if param_bytes > PROTOBUF_LIMIT:
+        raise SkipModel(f"weights take {param_bytes / 2**30:.2f} GiB, over the 2 GiB protobuf limit "
+                        "(would need ONNX external data)")
+    batchnorms = randomise_batchnorm(model, torch.Generator().manual_seed(seed))
+
+    side = INPUT_SIDE.get(name, 224)
+    shape = [1, 3, side, side]
+    x = np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
+    with torch.no_grad():
+        y = model(torch.from_numpy(x))
+    if not isinstance(y, torch.Tensor):
+        raise RuntimeError(f"model returned {type(y).__name__}, expected one tensor")
+    y = y.numpy()
+    if not np.isfinite(y).all():
+        raise RuntimeError("reference output is not finite")
+
+    entry = {
+        "generator": key,
+        "input_name": "input",
+        "input_shape": shape,
+        "output_name": "logits",
+        "output_shape": list(y.shape),
+        "opset": OPSET,
+        "batchnorm_modules": batchnorms,
+        "parameter_bytes": param_bytes,
+        "variants": [],
+    }
+    for variant, filename, training in (
+        ("folded", f"{name}.onnx", torch.onnx.TrainingMode.EVAL),
+        # PRESERVE keeps the model's own mode (eval) but skips the exporter's eval-only
+        # peephole pass, which is what fuses Conv+BatchNormalization. The BN symbolic
+        # still emits inference BatchNormalization because the model is in eval mode.
+        ("bn", f"{name}.bn.onnx", torch.onnx.TrainingMode.PRESERVE),
+    ):
+        buf = io.BytesIO()
+        torch.onnx.export(model, torch.from_numpy(x), buf, opset_version=OPSET, training=training,
+                          do_constant_folding=True, input_names=["input"], output_names=["logits"])
+        data = buf.getvalue()
+        write_atomic(out / filename, data)
+        entry["variants"].append({
+            "variant": variant,
+            "file": filename,
+            "sha256": sha256_of(data),
+            "bytes": len(data),
+            "batchnorm_nodes": count_op(data, "BatchNormalization"),
+        })
+    for field, filename, array in (("input", f"{name}.input.npy", x), ("reference_output", f"{name}.output.npy", y)):
+        buf = io.BytesIO()
+        np.save(buf, array)
+        data = buf.getvalue()
+        write_atomic(out / filename, data)
+        entry[field] = {"file": filename, "sha256": sha256_of(data), "bytes": len(data)}
+    entry["export_seconds"] = round(time.monotonic() - started, 2)
+    return entry
+
+
+class SkipModel(Exception):
+    """A model the corpus cannot hold, with the reason; not an export failure."""
+
+
+def quiet_exporter() -> None:
+    import warnings
+
+    import torch
+
+    # The exporter warns about constant folding for every non-EVAL training mode, even
+    # when the model itself is in eval mode as here.
+    warnings.filterwarnings("ignore", message="It is recommended that constant folding be turned off")
+    warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--models", help="comma-separated model names (default: %s)" % ",".join(DEFAULT_MODELS))
+    which.add_argument("--all", action="store_true", help="every classification model in torchvision.models")
+    parser.add_argument("--out", type=Path, default=Path("corpus"), help="output folder (default: ./corpus)")
+    parser.add_argument("--seed", type=int, default=0, help="base seed for weights and inputs (default: 0)")
+    parser.add_argument("--list", action="store_true", help="print the model names that would be exported and exit")
+    parser.add_argument("--force", action="store_true", help="export even when the cached files are current")
+    parser.add_argument("--verify", action="store_true", help="run check_bn_variants.py on the output afterwards")
+    args = parser.parse_args(argv)
+
+    if args.all:
+        names = all_classification_models()
+    elif args.models:
+        names = [n.strip() for n in args.models.split(",") if n.strip()]
+    else:
+        names = list(DEFAULT_MODELS)
+    if args.list:
+        print("\n".join(names))
+        return 0
+
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    key = generator_key(args.seed)
+    manifest = load_manifest(out)
+    # Entries made by another script version, seed or library version are stale: drop
+    # them and their files so the folder never mixes corpora.
+    for name, entry in list(manifest.get("skipped", {}).items()):
+        if entry.get("generator") != key:
+            del manifest["skipped"][name]
+    for name, entry in list(manifest["models"].items()):
+        if entry.get("generator") != key:
+            for f in entry.get("variants", []) + [entry.get("input", {}), entry.get("reference_output", {})]:
+                if "file" in f:
+                    (out / f["file"]).unlink(missing_ok=True)
+            del manifest["models"][name]
+    manifest["generator"] = key
+    manifest.setdefault("skipped", {})
+
+    # A model skipped as too big under the same key stays skipped without a retry.
+    todo = [n for n in names if args.force or not (is_cached(out, manifest["models"].get(n), key)
+                                                   or manifest["skipped"].get(n, {}).get("generator") == key)]
+    print(f"corpus: {len(names)} models, {len(names) - len(todo)} cached, {len(todo)} to export into {out}")
+    if todo:
+        import torchvision.models
+
+        quiet_exporter()
+        known = set(torchvision.models.list_models(module=torchvision.models))
+    failed, skipped = {}, {}
+    started = time.monotonic()
+    for i, name in enumerate(todo, 1):
+        prefix = f"[{i}/{len(todo)}] {name}"
+        if name not in known:
+            failed[name] = "not a torchvision classification model"
+            print(f"{prefix}: FAILED: {failed[name]}", flush=True)
+            continue
+        try:
+            entry = export_model(name, out, key)
+        except SkipModel as e:
+            skipped[name] = str(e)
+            manifest["skipped"][name] = {"reason": str(e), "generator": key}
+            save_manifest(out, manifest)
+            print(f"{prefix}: SKIPPED: {e}", flush=True)
+            continue
+        except Exception as e:  # noqa: BLE001 - one model's failure must not stop the others
+            failed[name] = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+            print(f"{prefix}: FAILED: {failed[name]}", flush=True)
+            continue
+        manifest["models"][name] = entry
+        manifest["skipped"].pop(name, None)
+        save_manifest(out, manifest)
+        sizes = "+".join(f"{v['bytes'] / 2**20:.1f}" for v in entry["variants"])
+        bns = "/".join(str(v["batchnorm_nodes"]) for v in entry["variants"])
+        print(f"{prefix}: {entry['export_seconds']:.1f}s, {sizes} MiB, BatchNormalization nodes "
+              f"folded/kept {bns}", flush=True)
+    save_manifest(out, manifest)
+    if todo:
+        print(f"corpus: exported {len(todo) - len(failed) - len(skipped)} in {time.monotonic() - started:.1f}s, "
+              f"{len(skipped)} skipped, {len(failed)} failed")
+    for name, reason in failed.items():
+        print(f"  failed  {name}: {reason}")
+    for name in names:
+        if name in manifest["skipped"]:
+            print(f"  skipped {name}: {manifest['skipped'][name]['reason']}")
+
+    status = 1 if failed else 0
+    if args.verify:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import check_bn_variants
+
+        status |= check_bn_variants.main([str(out)])
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
