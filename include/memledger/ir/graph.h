@@ -1,0 +1,102 @@
+// The graph IR: values (dtype, static shape, axis roles, and for constants their compact
+// data) and nodes (an operator applied to values) in execution order. The IR knows no
+// file format (onnx/ converts) and no device (a value's layout under a profile comes from
+// device/tensor_layout.h given its shape, dtype and roles).
+//
+// Storage is append-only and ids stay valid for the graph's life; erasing a node only
+// takes it out of the execution order. Values nothing refers to any more are simply not
+// reachable: the printer and the exporter show what is reachable from the outputs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "memledger/core/axis_role.h"
+#include "memledger/core/dtype.h"
+#include "memledger/core/shape.h"
+#include "memledger/core/tensor.h"
+#include "memledger/ir/attribute.h"
+#include "memledger/ir/ids.h"
+
+namespace memledger {
+
+struct Value {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  Shape shape;
+  AxisRoles roles;                 // one per axis; kOther where no operator states a role
+  std::optional<Tensor> constant;  // a constant's values, stored once and compact
+  NodeId producer;                 // invalid for graph inputs and constants
+
+  bool is_constant() const { return constant.has_value(); }
+};
+
+struct Node {
+  std::string name;
+  std::string op;               // "Conv", or a memledger operator ("Affine")
+  std::string domain;           // "" for ONNX's default domain, "memledger" for ours
+  std::vector<ValueId> inputs;  // an invalid id stands for an omitted optional input
+  std::vector<ValueId> outputs;
+  Attributes attributes;
+
+  // Typed attribute access; a present attribute of the wrong kind is an Error naming the node.
+  int64_t int_attr(const std::string& key, int64_t fallback) const;
+  float float_attr(const std::string& key, float fallback) const;
+  std::string string_attr(const std::string& key, const std::string& fallback) const;
+  std::vector<int64_t> ints_attr(const std::string& key, const std::vector<int64_t>& fallback = {}) const;
+  bool has_attr(const std::string& key) const { return attributes.count(key) != 0; }
+  // A node's name for messages: "Conv 'conv1'" or "Conv #3".
+  std::string label() const;
+};
+
+class Graph {
+ public:
+  std::string name = "main";
+  int64_t opset = 13;
+
+  ValueId add_value(Value value);
+  ValueId add_input(Value value);
+  ValueId add_constant(std::string value_name, Tensor data, AxisRoles roles = {});
+  // Appends to the execution order; sets each output's producer.
+  NodeId add_node(Node node);
+  // Inserts before `position` in the execution order.
+  NodeId insert_node_before(NodeId position, Node node);
+  // Takes the node out of the execution order (its values remain, unreachable).
+  void erase_node(NodeId node);
+  void mark_output(ValueId value) { outputs_.push_back(value); }
+
+  // Every use of `from` (node inputs and graph outputs) now refers to `to`.
+  void replace_all_uses(ValueId from, ValueId to);
+
+  const Value& value(ValueId id) const;
+  Value& value(ValueId id);
+  const Node& node(NodeId id) const;
+  Node& node(NodeId id);
+
+  // Live nodes in execution order.
+  const std::vector<NodeId>& order() const { return order_; }
+  const std::vector<ValueId>& inputs() const { return inputs_; }
+  const std::vector<ValueId>& outputs() const { return outputs_; }
+  std::vector<ValueId>& outputs() { return outputs_; }
+  size_t value_count() const { return values_.size(); }
+
+  bool is_graph_input(ValueId id) const;
+  bool is_graph_output(ValueId id) const;
+  // Live nodes that read `id`, in execution order.
+  std::vector<NodeId> consumers(ValueId id) const;
+  // Values reachable from the outputs through live nodes, in a stable order:
+  // inputs, then constants by name, then node outputs in execution order.
+  std::vector<ValueId> reachable_values() const;
+  // A value name not used yet, starting from `base`.
+  std::string unique_name(const std::string& base) const;
+
+ private:
+  std::vector<Value> values_;
+  std::vector<Node> nodes_;
+  std::vector<NodeId> order_;
+  std::vector<ValueId> inputs_;
+  std::vector<ValueId> outputs_;
+};
+
+}  // namespace memledger
