@@ -1,0 +1,38 @@
+// Seeded problem generators for tests and benchmarks.
+//
+// Hard instances with a known optimum: a rectangle of capacity bytes × steps is cut into
+// rectangles, each becoming a buffer (its time span × its byte span). The pieces tile the
+// rectangle, so at every step the live sizes add up to exactly the capacity: the optimum,
+// the lower bound and the capacity are one figure, and the cut itself is a witness.
+//
+// Random problems: lifetimes and sizes loosely shaped like a network's activations (mostly
+// short lives, some long), for property tests and scale benchmarks.
+#pragma once
+
+#include <cstdint>
+
+#include "memledger/plan/allocate/problem.h"
+
+namespace memledger::allocate {
+
+enum class CutStyle {
+  // Recursive guillotine cuts: split a piece in two across time or across bytes.
+  kGuillotine,
+  // A brick wall: walking through time, a few neighbouring pieces end together and their
+  // byte range is cut anew into a few pieces that start together. Not a guillotine tiling.
+  kBrick,
+};
+
+struct HardInstance {
+  Problem problem;               // offsets are not fixed; the buffers are shuffled
+  std::vector<int64_t> witness;  // the offsets of the cut, an optimal solution
+  int64_t optimum = 0;           // = capacity = lower bound
+};
+
+// `buffers` is the number of pieces (>= 1), capacity >= buffers.
+HardInstance generate_hard_instance(uint64_t seed, int64_t buffers, CutStyle style, int64_t capacity = 1 << 20);
+
+Problem generate_random_problem(uint64_t seed, int64_t buffers, int64_t max_size = 1 << 16,
+                                bool with_alignment = false);
+
+}  // namespace memledger::allocate

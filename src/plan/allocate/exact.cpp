@@ -1,0 +1,386 @@
+#include "memledger/plan/allocate/exact.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <limits>
+#include <numeric>
+#include <tuple>
+#include <vector>
+
+#include "memledger/core/checked.h"
+#include "memledger/core/error.h"
+#include "memledger/plan/allocate/greedy.h"
+#include "memledger/plan/allocate/lower_bound.h"
+
+namespace memledger::allocate {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Clock::time_point deadline_after(double seconds) {
+  const double capped = std::clamp(seconds, 0.0, 1e6);
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(capped));
+}
+
+// The buffers that take part in the search (size > 0), their lifetimes as ranges of
+// sections (the spans between consecutive distinct steps), and who meets whom in time.
+struct Instance {
+  std::vector<int32_t> index;  // into problem.buffers
+  std::vector<int64_t> size, alignment;
+  std::vector<int32_t> lo, hi;  // sections [lo, hi)
+  std::vector<std::vector<int32_t>> overlaps;
+  std::vector<std::vector<int32_t>> members;  // buffers live in each section
+  std::vector<int64_t> total;                 // sum of sizes live in each section
+  int32_t sections = 0;
+};
+
+// Returns false when the buffers meet in more than `max_pairs` pairs.
+bool build_instance(const Problem& problem, int64_t max_pairs, Instance& in) {
+  std::vector<int64_t> steps;
+  for (size_t i = 0; i < problem.buffers.size(); ++i) {
+    const Buffer& b = problem.buffers[i];
+    if (b.size == 0) continue;
+    in.index.push_back(static_cast<int32_t>(i));
+    in.size.push_back(b.size);
+    in.alignment.push_back(b.alignment);
+    steps.push_back(b.lower);
+    steps.push_back(b.upper);
+  }
+  std::sort(steps.begin(), steps.end());
+  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+  const size_t n = in.index.size();
+  in.sections = static_cast<int32_t>(std::max<size_t>(steps.size(), 1) - 1);
+  in.lo.resize(n);
+  in.hi.resize(n);
+  in.members.assign(in.sections, {});
+  in.total.assign(in.sections, 0);
+  for (size_t k = 0; k < n; ++k) {
+    const Buffer& b = problem.buffers[in.index[k]];
+    in.lo[k] = static_cast<int32_t>(std::lower_bound(steps.begin(), steps.end(), b.lower) - steps.begin());
+    in.hi[k] = static_cast<int32_t>(std::lower_bound(steps.begin(), steps.end(), b.upper) - steps.begin());
+  }
+  std::vector<int32_t> by_lo(n);
+  std::iota(by_lo.begin(), by_lo.end(), 0);
+  std::sort(by_lo.begin(), by_lo.end(), [&](int32_t a, int32_t b) { return in.lo[a] < in.lo[b]; });
+  in.overlaps.assign(n, {});
+  std::vector<int32_t> active;
+  int64_t pairs = 0;
+  for (const int32_t k : by_lo) {
+    std::erase_if(active, [&](int32_t j) { return in.hi[j] <= in.lo[k]; });
+    pairs += static_cast<int64_t>(active.size());
+    if (pairs > max_pairs) return false;
+    for (const int32_t j : active) {
+      in.overlaps[k].push_back(j);
+      in.overlaps[j].push_back(k);
+    }
+    active.push_back(k);
+  }
+  int64_t membership = 0;
+  for (size_t k = 0; k < n; ++k) {
+    membership += in.hi[k] - in.lo[k];
+    if (membership > max_pairs) return false;
+    for (int32_t s = in.lo[k]; s < in.hi[k]; ++s) {
+      in.members[s].push_back(static_cast<int32_t>(k));
+      in.total[s] += in.size[k];
+    }
+  }
+  return true;
+}
+
+// A static preordering: the tie-break between buffers that can go equally low.
+enum class Preorder { kTotalSizeLength, kTotalLengthSize, kSizeTotalLength, kAreaTotalSize };
+constexpr std::array kPreorders = {Preorder::kTotalSizeLength, Preorder::kSizeTotalLength, Preorder::kTotalLengthSize,
+                                   Preorder::kAreaTotalSize};
+
+std::vector<int32_t> preorder_ranks(const Problem& problem, const Instance& in, Preorder preorder) {
+  const size_t n = in.index.size();
+  std::vector<int64_t> section_total(n, 0), length(n);
+  std::vector<long double> area(n);
+  for (size_t k = 0; k < n; ++k) {
+    for (int32_t s = in.lo[k]; s < in.hi[k]; ++s) section_total[k] = std::max(section_total[k], in.total[s]);
+    const Buffer& b = problem.buffers[in.index[k]];
+    length[k] = b.upper - b.lower;
+    area[k] = static_cast<long double>(b.size) * length[k];
+  }
+  std::vector<int32_t> sorted(n);
+  std::iota(sorted.begin(), sorted.end(), 0);
+  // long double holds every int64 exactly.
+  using Key = std::tuple<long double, long double, long double>;
+  auto key = [&](int32_t k) -> Key {
+    switch (preorder) {
+      case Preorder::kTotalSizeLength:
+        return Key(section_total[k], in.size[k], length[k]);
+      case Preorder::kTotalLengthSize:
+        return Key(section_total[k], length[k], in.size[k]);
+      case Preorder::kSizeTotalLength:
+        return Key(in.size[k], section_total[k], length[k]);
+      case Preorder::kAreaTotalSize:
+        return Key(area[k], section_total[k], in.size[k]);
+    }
+    ML_CHECK(false, "unknown preorder");
+  };
+  std::stable_sort(sorted.begin(), sorted.end(), [&](int32_t a, int32_t b) { return key(a) > key(b); });
+  std::vector<int32_t> rank(n);
+  for (size_t r = 0; r < n; ++r) rank[sorted[r]] = static_cast<int32_t>(r);
+  return rank;
+}
+
+enum class Outcome { kFound, kInfeasible, kNodeLimit, kTimeout };
+
+// Depth-first search over canonical placements within one capacity. The state changes of
+// each placement are logged and undone on the way back.
+class Search {
+ public:
+  Search(const Instance& in, const std::vector<int32_t>& rank, int64_t capacity, Clock::time_point deadline)
+      : in_(in),
+        rank_(rank),
+        capacity_(capacity),
+        deadline_(deadline),
+        offset_(in.index.size(), -1),
+        min_offset_(in.index.size(), 0),
+        floor_(in.sections, 0),
+        total_(in.total),
+        stamp_(in.sections, 0),
+        candidates_(in.index.size() + 1) {}
+
+  Outcome run(int64_t node_limit) {
+    node_limit_ = node_limit;
+    unplaced_ = static_cast<int64_t>(in_.index.size());
+    for (int32_t s = 0; s < in_.sections; ++s) {
+      if (total_[s] > capacity_) return Outcome::kInfeasible;
+    }
+    return search(0, -1, 0);
+  }
+
+  const std::vector<int64_t>& found() const { return found_; }
+  int64_t nodes() const { return nodes_; }
+
+ private:
+  struct Candidate {
+    int64_t offset;
+    int32_t rank;
+    int32_t buffer;
+  };
+  struct Change {
+    int32_t index;
+    int64_t value;
+  };
+
+  Outcome search(int64_t last_offset, int32_t last_rank, size_t depth) {
+    if (++nodes_ > node_limit_) return Outcome::kNodeLimit;
+    if ((nodes_ & 1023) == 0 && Clock::now() > deadline_) return Outcome::kTimeout;
+    if (unplaced_ == 0) {
+      found_ = offset_;
+      return Outcome::kFound;
+    }
+    std::vector<Candidate>& candidates = candidates_[depth];
+    candidates.clear();
+    int64_t min_height = std::numeric_limits<int64_t>::max();
+    for (size_t k = 0; k < offset_.size(); ++k) {
+      if (offset_[k] >= 0) continue;
+      candidates.push_back({min_offset_[k], rank_[k], static_cast<int32_t>(k)});
+      min_height = std::min(min_height, min_offset_[k] + in_.size[k]);
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      return std::tie(a.offset, a.rank) < std::tie(b.offset, b.rank);
+    });
+    for (const Candidate& c : candidates) {
+      // Dominance: the buffer that reaches min_height could be placed below this one first.
+      if (c.offset >= min_height) break;
+      // Canonical order: offsets never go down; at equal offsets, ranks go up.
+      if (c.offset < last_offset || (c.offset == last_offset && c.rank < last_rank)) continue;
+      const size_t offset_mark = offset_log_.size();
+      const size_t floor_mark = floor_log_.size();
+      place(c.buffer, c.offset);
+      Outcome outcome = Outcome::kInfeasible;
+      if (fits(c.offset)) outcome = search(c.offset, c.rank, depth + 1);
+      unplace(c.buffer, offset_mark, floor_mark);
+      if (outcome != Outcome::kInfeasible) return outcome;
+    }
+    return Outcome::kInfeasible;
+  }
+
+  void place(int32_t k, int64_t offset) {
+    offset_[k] = offset;
+    --unplaced_;
+    const int64_t top = offset + in_.size[k];
+    ++epoch_;
+    for (const int32_t o : in_.overlaps[k]) {
+      if (offset_[o] >= 0 || min_offset_[o] >= top) continue;
+      offset_log_.push_back({o, min_offset_[o]});
+      const int64_t a = in_.alignment[o];
+      min_offset_[o] = a == 1 ? top : (top + a - 1) / a * a;
+      for (int32_t s = in_.lo[o]; s < in_.hi[o]; ++s) stamp_[s] = epoch_;
+    }
+    // Every buffer still unplaced in k's sections meets k, so none can go below its top.
+    for (int32_t s = in_.lo[k]; s < in_.hi[k]; ++s) {
+      floor_log_.push_back({s, floor_[s]});
+      floor_[s] = top;
+      total_[s] -= in_.size[k];
+      stamp_[s] = 0;
+    }
+    // Sections whose buffers were pushed up: their floor is at least their lowest buffer.
+    for (int32_t s = 0; s < in_.sections; ++s) {
+      if (stamp_[s] != epoch_) continue;
+      stamp_[s] = 0;
+      int64_t lowest = std::numeric_limits<int64_t>::max();
+      for (const int32_t m : in_.members[s]) {
+        if (offset_[m] < 0) lowest = std::min(lowest, min_offset_[m]);
+      }
+      if (lowest != std::numeric_limits<int64_t>::max() && lowest > floor_[s]) {
+        floor_log_.push_back({s, floor_[s]});
+        floor_[s] = lowest;
+      }
+    }
+  }
+
+  void unplace(int32_t k, size_t offset_mark, size_t floor_mark) {
+    for (int32_t s = in_.lo[k]; s < in_.hi[k]; ++s) total_[s] += in_.size[k];
+    while (floor_log_.size() > floor_mark) {
+      floor_[floor_log_.back().index] = floor_log_.back().value;
+      floor_log_.pop_back();
+    }
+    while (offset_log_.size() > offset_mark) {
+      min_offset_[offset_log_.back().index] = offset_log_.back().value;
+      offset_log_.pop_back();
+    }
+    offset_[k] = -1;
+    ++unplaced_;
+  }
+
+  // Inference: in every section, what is unplaced stacks at or above both the section's
+  // floor and the offset just used (later placements never go lower).
+  bool fits(int64_t offset) const {
+    for (int32_t s = 0; s < in_.sections; ++s) {
+      if (total_[s] > 0 ? std::max(floor_[s], offset) + total_[s] > capacity_ : floor_[s] > capacity_) return false;
+    }
+    return true;
+  }
+
+  const Instance& in_;
+  const std::vector<int32_t>& rank_;
+  const int64_t capacity_;
+  const Clock::time_point deadline_;
+  std::vector<int64_t> offset_;      // -1: unplaced
+  std::vector<int64_t> min_offset_;  // lowest offset above the placed buffers it meets
+  std::vector<int64_t> floor_;
+  std::vector<int64_t> total_;  // sizes still unplaced per section
+  std::vector<uint32_t> stamp_;
+  uint32_t epoch_ = 0;
+  std::vector<std::vector<Candidate>> candidates_;  // one list per depth
+  std::vector<Change> offset_log_, floor_log_;
+  std::vector<int64_t> found_;
+  int64_t unplaced_ = 0;
+  int64_t nodes_ = 0;
+  int64_t node_limit_ = 0;
+};
+
+struct ProbeResult {
+  Outcome outcome;
+  std::vector<int64_t> offsets;  // in problem order, when found
+  int64_t nodes = 0;
+};
+
+// Tries the preorderings in turn with a node limit that doubles each round (one ordering
+// is often lucky where another thrashes), until one decides or the deadline passes.
+ProbeResult probe(const Problem& problem, const Instance& in, const std::vector<std::vector<int32_t>>& ranks,
+                  int64_t capacity, Clock::time_point deadline) {
+  ProbeResult result{Outcome::kTimeout, {}, 0};
+  for (int64_t limit = std::max<int64_t>(2 * static_cast<int64_t>(in.index.size()), 64);; limit *= 2) {
+    for (const std::vector<int32_t>& rank : ranks) {
+      Search search(in, rank, capacity, deadline);
+      const Outcome outcome = search.run(limit);
+      result.nodes += search.nodes();
+      if (outcome == Outcome::kNodeLimit) continue;
+      result.outcome = outcome;
+      if (outcome == Outcome::kFound) {
+        result.offsets.assign(problem.buffers.size(), 0);
+        for (size_t k = 0; k < in.index.size(); ++k) result.offsets[in.index[k]] = search.found()[k];
+      }
+      return result;
+    }
+    if (Clock::now() > deadline) return result;
+  }
+}
+
+}  // namespace
+
+std::optional<Solution> find_placement_within(const Problem& problem, int64_t capacity, double time_budget_seconds,
+                                              bool* timed_out) {
+  if (timed_out) *timed_out = false;
+  if (has_fixed_offsets(problem)) fail("the exact search does not take fixed offsets");
+  Instance in;
+  build_instance(problem, std::numeric_limits<int64_t>::max(), in);
+  std::vector<std::vector<int32_t>> ranks;
+  for (const Preorder p : kPreorders) ranks.push_back(preorder_ranks(problem, in, p));
+  ProbeResult result = probe(problem, in, ranks, capacity, deadline_after(time_budget_seconds));
+  if (result.outcome == Outcome::kTimeout && timed_out) *timed_out = true;
+  if (result.outcome != Outcome::kFound) return std::nullopt;
+  Solution solution;
+  solution.offsets = std::move(result.offsets);
+  solution.arena_bytes = arena_bytes(problem, solution.offsets);
+  solution.algorithm = "exact";
+  solution.optimal = solution.arena_bytes == lower_bound(problem).bytes;
+  return solution;
+}
+
+Solution plan_exact(const Problem& problem, const ExactOptions& options, const Solution* start, ExactStats* stats) {
+  const Clock::time_point deadline = deadline_after(options.time_budget_seconds);
+  ExactStats local;
+  ExactStats& st = stats ? *stats : local;
+  st = {};
+  Solution best = start ? *start : plan_greedy(problem);
+  st.greedy_arena = best.arena_bytes;
+  const int64_t bound = lower_bound(problem).bytes;
+  if (best.arena_bytes == bound) {
+    best.optimal = true;
+    return best;
+  }
+  if (has_fixed_offsets(problem)) return best;
+  Instance in;
+  if (!build_instance(problem, options.max_overlap_pairs, in)) return best;
+  st.searched = true;
+  std::vector<std::vector<int32_t>> ranks;
+  for (const Preorder p : kPreorders) ranks.push_back(preorder_ranks(problem, in, p));
+
+  // Every arena below `proven` is impossible; [low, high] is where a better one may be.
+  int64_t proven = bound;
+  int64_t low = bound;
+  int64_t high = best.arena_bytes - 1;
+  bool first = true;
+  while (low <= high) {
+    const Clock::time_point now = Clock::now();
+    if (now >= deadline) break;
+    // The lower bound first, with most of the budget: on most problems it is the optimum.
+    // Then a binary search, each probe taking half of what is left.
+    const int64_t capacity = first ? low : low + (high - low) / 2;
+    const Clock::time_point probe_deadline = first ? now + (deadline - now) * 4 / 5 : now + (deadline - now) / 2;
+    first = false;
+    ++st.probes;
+    ProbeResult result = probe(problem, in, ranks, capacity, probe_deadline);
+    st.nodes += result.nodes;
+    switch (result.outcome) {
+      case Outcome::kFound: {
+        best.offsets = std::move(result.offsets);
+        best.arena_bytes = arena_bytes(problem, best.offsets);
+        best.algorithm = "exact";
+        high = best.arena_bytes - 1;
+        break;
+      }
+      case Outcome::kInfeasible:  // then no smaller capacity fits either
+        proven = std::max(proven, capacity + 1);
+        low = capacity + 1;
+        break;
+      case Outcome::kTimeout:
+      case Outcome::kNodeLimit:
+        st.timed_out = true;
+        low = capacity + 1;  // unknown here; look higher, where it is easier
+        break;
+    }
+  }
+  best.optimal = best.arena_bytes <= proven;
+  return best;
+}
+
+}  // namespace memledger::allocate

@@ -1,0 +1,324 @@
+#include "memledger/plan/allocate/greedy.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <map>
+#include <numeric>
+#include <queue>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "memledger/core/checked.h"
+#include "memledger/core/error.h"
+#include "memledger/plan/allocate/lower_bound.h"
+
+namespace memledger::allocate {
+namespace {
+
+// Lifetimes renamed to indices of the distinct steps, so structures over time have 2n slots
+// at most, however far apart the steps are.
+struct CompressedTimes {
+  std::vector<int32_t> lo, hi;  // buffer i covers elementary segments [lo[i], hi[i])
+  int32_t segments = 0;
+};
+
+CompressedTimes compress_times(const Problem& problem) {
+  std::vector<int64_t> steps;
+  steps.reserve(2 * problem.buffers.size());
+  for (const Buffer& b : problem.buffers) {
+    steps.push_back(b.lower);
+    steps.push_back(b.upper);
+  }
+  std::sort(steps.begin(), steps.end());
+  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+  CompressedTimes t;
+  t.lo.resize(problem.buffers.size());
+  t.hi.resize(problem.buffers.size());
+  auto index_of = [&](int64_t step) {
+    return static_cast<int32_t>(std::lower_bound(steps.begin(), steps.end(), step) - steps.begin());
+  };
+  for (size_t i = 0; i < problem.buffers.size(); ++i) {
+    t.lo[i] = index_of(problem.buffers[i].lower);
+    t.hi[i] = index_of(problem.buffers[i].upper);
+  }
+  t.segments = static_cast<int32_t>(std::max<size_t>(steps.size(), 1) - 1);
+  return t;
+}
+
+// Range "raise to at least v" and range maximum over [l, r), both O(log n), without pushing
+// tags down: a node's `tag` applies to its whole subtree and `max` covers the subtree
+// including its own tag. Every node above a range's canonical nodes lies on the path from
+// the range's first or last leaf to the root, so updates refresh those two paths and
+// queries read the tags on them.
+class SkylineTree {
+ public:
+  explicit SkylineTree(int32_t segments)
+      : leaves_(std::bit_ceil(static_cast<uint32_t>(std::max(segments, 1)))), max_(2 * leaves_, 0), tag_(leaves_, 0) {}
+
+  int64_t max(int32_t l, int32_t r) const {
+    int64_t result = 0;
+    for (uint32_t i = (l + leaves_) >> 1; i > 0; i >>= 1) result = std::max(result, tag_[i]);
+    for (uint32_t i = (r - 1 + leaves_) >> 1; i > 0; i >>= 1) result = std::max(result, tag_[i]);
+    for (uint32_t a = l + leaves_, b = r + leaves_; a < b; a >>= 1, b >>= 1) {
+      if (a & 1) result = std::max(result, max_[a++]);
+      if (b & 1) result = std::max(result, max_[--b]);
+    }
+    return result;
+  }
+
+  void raise(int32_t l, int32_t r, int64_t value) {
+    for (uint32_t a = l + leaves_, b = r + leaves_; a < b; a >>= 1, b >>= 1) {
+      if (a & 1) apply(a++, value);
+      if (b & 1) apply(--b, value);
+    }
+    refresh(l + leaves_);
+    refresh(r - 1 + leaves_);
+  }
+
+ private:
+  void apply(uint32_t node, int64_t value) {
+    max_[node] = std::max(max_[node], value);
+    if (node < leaves_) tag_[node] = std::max(tag_[node], value);
+  }
+  void refresh(uint32_t leaf) {
+    for (uint32_t i = leaf >> 1; i > 0; i >>= 1) max_[i] = std::max({max_[2 * i], max_[2 * i + 1], tag_[i]});
+  }
+
+  uint32_t leaves_;
+  std::vector<int64_t> max_;
+  std::vector<int64_t> tag_;
+};
+
+// rank[i]: the position of buffer i when sorted by `order` (ties by index).
+std::vector<int32_t> ranks(const Problem& problem, GreedyOrder order) {
+  const std::vector<Buffer>& bs = problem.buffers;
+  std::vector<int32_t> sorted(bs.size());
+  std::iota(sorted.begin(), sorted.end(), 0);
+  auto duration = [&](int32_t i) { return bs[i].upper - bs[i].lower; };
+  auto area = [&](int32_t i) { return static_cast<long double>(bs[i].size) * duration(i); };
+  auto by = [&](auto key) {
+    std::stable_sort(sorted.begin(), sorted.end(), [&](int32_t a, int32_t b) { return key(a) < key(b); });
+  };
+  switch (order) {
+    case GreedyOrder::kSizeDesc:
+      by([&](int32_t i) { return std::tuple(-bs[i].size, -duration(i)); });
+      break;
+    case GreedyOrder::kDurationDesc:
+      by([&](int32_t i) { return std::tuple(-duration(i), -bs[i].size); });
+      break;
+    case GreedyOrder::kAreaDesc:
+      by([&](int32_t i) { return std::tuple(-area(i), -bs[i].size); });
+      break;
+    case GreedyOrder::kLowerAsc:
+      by([&](int32_t i) { return std::tuple(bs[i].lower, -bs[i].size); });
+      break;
+  }
+  std::vector<int32_t> rank(bs.size());
+  for (size_t r = 0; r < sorted.size(); ++r) rank[sorted[r]] = static_cast<int32_t>(r);
+  return rank;
+}
+
+std::vector<int64_t> bottom_up(const Problem& problem, GreedyOrder order) {
+  const std::vector<Buffer>& bs = problem.buffers;
+  const CompressedTimes t = compress_times(problem);
+  const std::vector<int32_t> rank = ranks(problem, order);
+  SkylineTree skyline(t.segments);
+  std::vector<int64_t> offsets(bs.size(), 0);
+  for (size_t i = 0; i < bs.size(); ++i) {
+    if (bs[i].fixed_offset && bs[i].size > 0) {
+      offsets[i] = *bs[i].fixed_offset;
+      skyline.raise(t.lo[i], t.hi[i], offsets[i] + bs[i].size);
+    }
+  }
+  auto lowest = [&](size_t i) { return align_up(skyline.max(t.lo[i], t.hi[i]), bs[i].alignment, "greedy offset"); };
+  using Entry = std::tuple<int64_t, int32_t, int32_t>;  // (lowest offset known, rank, index)
+  std::vector<Entry> heap;
+  heap.reserve(bs.size());
+  for (size_t i = 0; i < bs.size(); ++i) {
+    if (bs[i].fixed_offset) {
+      offsets[i] = *bs[i].fixed_offset;
+    } else if (bs[i].size > 0) {
+      heap.emplace_back(lowest(i), rank[i], static_cast<int32_t>(i));
+    }
+  }
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue(std::greater<>{}, std::move(heap));
+  while (!queue.empty()) {
+    auto [known, r, i] = queue.top();
+    queue.pop();
+    // Offsets only grow as buffers are placed, so a stale key is still a lower bound; only
+    // the buffer on top needs its true lowest offset.
+    const int64_t offset = lowest(i);
+    if (offset > known) {
+      queue.emplace(offset, r, i);
+      continue;
+    }
+    offsets[i] = offset;
+    skyline.raise(t.lo[i], t.hi[i], offset + bs[i].size);
+  }
+  return offsets;
+}
+
+// The holes below the top of a time-walking allocator, indexed by offset (to merge
+// neighbours) and by size (to find the best fit).
+class Holes {
+ public:
+  int64_t allocate(int64_t size, int64_t alignment) {
+    constexpr int kCandidates = 16;  // misaligned holes tried before giving up to the top
+    int tried = 0;
+    for (auto it = by_size_.lower_bound({size, 0}); it != by_size_.end() && tried < kCandidates; ++it, ++tried) {
+      const auto [hole_size, hole_offset] = *it;
+      const int64_t offset = align_up(hole_offset, alignment, "greedy offset");
+      if (offset + size > hole_offset + hole_size) continue;
+      remove(hole_offset, hole_size);
+      add(hole_offset, offset - hole_offset);
+      add(offset + size, hole_offset + hole_size - offset - size);
+      return offset;
+    }
+    const int64_t offset = align_up(top_, alignment, "greedy offset");
+    add(top_, offset - top_);
+    top_ = offset + size;
+    high_water_ = std::max(high_water_, top_);
+    return offset;
+  }
+
+  void release(int64_t offset, int64_t size) {
+    auto next = by_offset_.find(offset + size);
+    if (next != by_offset_.end()) {
+      size += next->second;
+      remove(next->first, next->second);
+    }
+    auto after = by_offset_.lower_bound(offset);
+    if (after != by_offset_.begin()) {
+      auto prev = std::prev(after);
+      if (prev->first + prev->second == offset) {
+        offset = prev->first;
+        size += prev->second;
+        remove(prev->first, prev->second);
+      }
+    }
+    if (offset + size == top_) {
+      top_ = offset;
+    } else {
+      add(offset, size);
+    }
+  }
+
+  int64_t high_water() const { return high_water_; }
+
+ private:
+  void add(int64_t offset, int64_t size) {
+    if (size == 0) return;
+    by_offset_.emplace(offset, size);
+    by_size_.emplace(size, offset);
+  }
+  void remove(int64_t offset, int64_t size) {
+    by_offset_.erase(offset);
+    by_size_.erase({size, offset});
+  }
+
+  std::map<int64_t, int64_t> by_offset_;
+  std::set<std::pair<int64_t, int64_t>> by_size_;
+  int64_t top_ = 0;
+  int64_t high_water_ = 0;
+};
+
+std::vector<int64_t> sweep_best_fit(const Problem& problem, GreedyOrder order) {
+  const std::vector<Buffer>& bs = problem.buffers;
+  ML_CHECK(!has_fixed_offsets(problem), "the sweep does not take fixed offsets");
+  const std::vector<int32_t> rank = ranks(problem, order);
+  std::vector<int32_t> starts, ends;
+  for (size_t i = 0; i < bs.size(); ++i) {
+    if (bs[i].size > 0) starts.push_back(static_cast<int32_t>(i));
+  }
+  ends = starts;
+  std::sort(starts.begin(), starts.end(),
+            [&](int32_t a, int32_t b) { return std::tie(bs[a].lower, rank[a]) < std::tie(bs[b].lower, rank[b]); });
+  std::sort(ends.begin(), ends.end(), [&](int32_t a, int32_t b) { return bs[a].upper < bs[b].upper; });
+  std::vector<int64_t> offsets(bs.size(), 0);
+  Holes holes;
+  size_t e = 0;
+  for (const int32_t i : starts) {
+    for (; e < ends.size() && bs[ends[e]].upper <= bs[i].lower; ++e) holes.release(offsets[ends[e]], bs[ends[e]].size);
+    offsets[i] = holes.allocate(bs[i].size, bs[i].alignment);
+  }
+  return offsets;
+}
+
+constexpr std::array kFullPortfolio = {
+    GreedyRun{GreedyStrategy::kBottomUp, GreedyOrder::kSizeDesc},
+    GreedyRun{GreedyStrategy::kBottomUp, GreedyOrder::kAreaDesc},
+    GreedyRun{GreedyStrategy::kBottomUp, GreedyOrder::kDurationDesc},
+    GreedyRun{GreedyStrategy::kBottomUp, GreedyOrder::kLowerAsc},
+    GreedyRun{GreedyStrategy::kSweepBestFit, GreedyOrder::kSizeDesc},
+    GreedyRun{GreedyStrategy::kSweepBestFit, GreedyOrder::kDurationDesc},
+};
+constexpr size_t kLargeProblem = 100'000;  // from here on, two runs only
+constexpr size_t kLargePortfolioRuns = 2;
+static_assert(kFullPortfolio[4].strategy == GreedyStrategy::kSweepBestFit);
+
+Solution run_one(const Problem& problem, GreedyRun run, int64_t bound) {
+  Solution solution;
+  solution.algorithm = fmt::format("greedy {}/{}", to_string(run.strategy), to_string(run.order));
+  solution.offsets =
+      run.strategy == GreedyStrategy::kBottomUp ? bottom_up(problem, run.order) : sweep_best_fit(problem, run.order);
+  solution.arena_bytes = arena_bytes(problem, solution.offsets);
+  solution.optimal = solution.arena_bytes == bound;
+  return solution;
+}
+
+}  // namespace
+
+std::string to_string(GreedyStrategy strategy) {
+  switch (strategy) {
+    case GreedyStrategy::kBottomUp:
+      return "bottom-up";
+    case GreedyStrategy::kSweepBestFit:
+      return "sweep-best-fit";
+  }
+  ML_CHECK(false, "unknown strategy");
+}
+
+std::string to_string(GreedyOrder order) {
+  switch (order) {
+    case GreedyOrder::kSizeDesc:
+      return "size";
+    case GreedyOrder::kDurationDesc:
+      return "duration";
+    case GreedyOrder::kAreaDesc:
+      return "area";
+    case GreedyOrder::kLowerAsc:
+      return "lower";
+  }
+  ML_CHECK(false, "unknown order");
+}
+
+std::span<const GreedyRun> greedy_portfolio(size_t n) {
+  if (n < kLargeProblem) return kFullPortfolio;
+  // The best of each strategy on the benchmarks: bottom-up by size, and the sweep.
+  static constexpr std::array<GreedyRun, kLargePortfolioRuns> kLarge = {kFullPortfolio[0], kFullPortfolio[4]};
+  return kLarge;
+}
+
+Solution plan_greedy(const Problem& problem, GreedyRun run) {
+  if (run.strategy == GreedyStrategy::kSweepBestFit && has_fixed_offsets(problem)) {
+    fail("the sweep best-fit heuristic does not take fixed offsets");
+  }
+  return run_one(problem, run, lower_bound(problem).bytes);
+}
+
+Solution plan_greedy(const Problem& problem) {
+  const int64_t bound = lower_bound(problem).bytes;
+  const bool fixed = has_fixed_offsets(problem);
+  Solution best;
+  for (const GreedyRun& run : greedy_portfolio(problem.buffers.size())) {
+    if (fixed && run.strategy == GreedyStrategy::kSweepBestFit) continue;
+    Solution solution = run_one(problem, run, bound);
+    if (best.algorithm.empty() || solution.arena_bytes < best.arena_bytes) best = std::move(solution);
+    if (best.optimal) break;
+  }
+  return best;
+}
+
+}  // namespace memledger::allocate

@@ -1,0 +1,44 @@
+#include "memledger/plan/allocate/generator.h"
+
+#include <gtest/gtest.h>
+
+#include "plan/allocate/plan_checks.h"
+
+namespace memledger::allocate {
+namespace {
+
+class AllocateGenerator : public ::testing::TestWithParam<CutStyle> {};
+
+TEST_P(AllocateGenerator, TheCutIsAnOptimalPlanAndTheBoundIsTight) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const int64_t buffers = 150 + static_cast<int64_t>(seed * 15);
+    const HardInstance h = generate_hard_instance(seed, buffers, GetParam());
+    SCOPED_TRACE(seed);
+    EXPECT_EQ(static_cast<int64_t>(h.problem.buffers.size()), buffers);
+    EXPECT_EQ(lower_bound(h.problem).bytes, h.optimum);
+    const Solution witness{h.witness, h.optimum, "witness", true};
+    testing::expect_valid_plan(h.problem, witness);
+  }
+}
+
+TEST_P(AllocateGenerator, TheSeedNamesTheInstance) {
+  const HardInstance a = generate_hard_instance(9, 200, GetParam());
+  const HardInstance b = generate_hard_instance(9, 200, GetParam());
+  const HardInstance c = generate_hard_instance(10, 200, GetParam());
+  EXPECT_EQ(a.witness, b.witness);
+  EXPECT_NE(a.witness, c.witness);
+}
+
+INSTANTIATE_TEST_SUITE_P(Styles, AllocateGenerator, ::testing::Values(CutStyle::kGuillotine, CutStyle::kBrick),
+                         [](const auto& param_info) {
+                           return param_info.param == CutStyle::kGuillotine ? "Guillotine" : "Brick";
+                         });
+
+TEST(AllocateRandomProblem, IsWellFormed) {
+  const Problem p = generate_random_problem(1, 1000, 4096, true);
+  ASSERT_EQ(p.buffers.size(), 1000u);
+  EXPECT_NO_THROW(check_problem(p));
+}
+
+}  // namespace
+}  // namespace memledger::allocate
