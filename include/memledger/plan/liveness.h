@@ -1,0 +1,64 @@
+// Every buffer of a scheduled graph and the steps during which it is live (DESIGN.md §4.2,
+// P6). Step i is the i-th node of the execution order. Graph inputs are live from step 0
+// to their last use, outputs from their producer to the last step, activations from their
+// producer to their last consumer, constants from first to last use (or for the whole
+// program when the profile keeps them resident), a kernel's workspace during its step.
+//
+// In-place: a node's output takes an input's buffer only where the kernel's contract
+// allows it, that input has no reader after this step (a bypass branch forbids it), it is
+// not a constant, not a graph output, not a graph input unless inputs are donated, and the
+// output is no larger. Such an output is an alias: it owns no bytes of its own.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "memledger/device/profile.h"
+#include "memledger/exec/kernel_contract.h"
+#include "memledger/ir/graph.h"
+
+namespace memledger {
+
+enum class BufferCategory { kInput, kOutput, kActivation, kConstant, kWorkspace };
+std::string_view to_string(BufferCategory category);
+
+struct PlanOptions {
+  // The caller hands graph inputs over to the program (as when the program itself loads
+  // them into local memory): an output may then be written over an input.
+  bool donate_inputs = false;
+  // Allow in-place reuse at all; off gives the no-reuse figures.
+  bool in_place = true;
+};
+
+struct LiveBuffer {
+  std::string name;
+  BufferCategory category = BufferCategory::kActivation;
+  ValueId value;  // invalid for a workspace
+  NodeId node;    // the owning node of a workspace
+  int64_t logical_bytes = 0;
+  int64_t physical_bytes = 0;
+  int first_step = 0;  // inclusive
+  int last_step = 0;   // inclusive
+  // The buffer whose memory this one takes (in-place); it owns no bytes of its own.
+  std::optional<int> alias_of;
+};
+
+struct Liveness {
+  std::vector<NodeId> schedule;
+  std::vector<LiveBuffer> buffers;
+  std::vector<KernelContract> contracts;  // per step
+
+  int steps() const { return static_cast<int>(schedule.size()); }
+  // The buffer that owns the memory of `buffer` (follows alias chains).
+  int storage_of(int buffer) const;
+  // Per buffer that owns storage, the steps during which it or any of its aliases is
+  // live; aliases get their root's interval too.
+  std::vector<std::pair<int, int>> storage_intervals() const;
+};
+
+// The graph must verify; the execution order is the graph's own.
+Liveness compute_liveness(const Graph& graph, const DeviceProfile& profile, const PlanOptions& options = {});
+
+}  // namespace memledger

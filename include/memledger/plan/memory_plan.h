@@ -1,0 +1,37 @@
+// The whole planning stage: liveness → ledger → placement of every owning buffer into one
+// arena, checked by the validator after every plan. Aliases (in-place outputs) share their
+// root's offset.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "memledger/plan/allocate/planner.h"
+#include "memledger/plan/ledger.h"
+#include "memledger/plan/liveness.h"
+
+namespace memledger {
+
+struct PlacementOptions {
+  allocate::Algorithm algorithm = allocate::Algorithm::kExact;
+  double time_budget_seconds = 2.0;
+};
+
+struct MemoryPlan {
+  Liveness liveness;
+  Ledger ledger;
+  std::vector<int64_t> offsets;  // per buffer of `liveness`; an alias has its root's offset
+  int64_t arena_bytes = 0;
+  int64_t lower_bound_bytes = 0;
+  bool optimal = false;        // arena_bytes is proven minimal
+  bool fits = true;            // within the profile's capacity (always, when unlimited)
+  int64_t capacity_bytes = 0;  // 0 = unlimited
+  std::string algorithm;
+  allocate::Problem problem;        // the owning buffers as the allocator saw them
+  std::vector<int> problem_buffer;  // buffer index of each problem entry
+};
+
+MemoryPlan plan_memory(const Graph& graph, const DeviceProfile& profile, const PlanOptions& options = {},
+                       const PlacementOptions& placement = {});
+
+}  // namespace memledger

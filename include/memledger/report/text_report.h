@@ -1,0 +1,27 @@
+// The plan as a person reads it in a terminal: the ledger by category, the buffers, the
+// live-at-once timeline, the biggest contributors at the peak, and whether it fits.
+#pragma once
+
+#include <string>
+
+#include "memledger/device/profile.h"
+#include "memledger/ir/graph.h"
+#include "memledger/plan/memory_plan.h"
+
+namespace memledger {
+
+struct TextReportOptions {
+  bool buffers = true;         // the per-buffer table
+  int max_timeline_rows = 60;  // longer timelines show the steps around the peak and the ends
+  int contributors = 8;        // buffers listed at the peak step
+};
+
+std::string category_table(const MemoryPlan& plan);
+std::string buffer_table(const MemoryPlan& plan);
+std::string timeline_text(const MemoryPlan& plan, int max_rows);
+std::string peak_contributors(const MemoryPlan& plan, int count);
+// One line: peak-live, arena, lower bound, optimality, capacity and the verdict.
+std::string plan_verdict(const MemoryPlan& plan);
+std::string text_report(const MemoryPlan& plan, const TextReportOptions& options = {});
+
+}  // namespace memledger

@@ -1,0 +1,48 @@
+#include "memledger/plan/memory_plan.h"
+
+#include "memledger/core/error.h"
+#include "memledger/plan/allocate/lower_bound.h"
+#include "memledger/plan/allocate/validate.h"
+
+namespace memledger {
+
+MemoryPlan plan_memory(const Graph& graph, const DeviceProfile& profile, const PlanOptions& options,
+                       const PlacementOptions& placement) {
+  MemoryPlan plan;
+  plan.liveness = compute_liveness(graph, profile, options);
+  plan.ledger = make_ledger(graph, plan.liveness);
+  plan.capacity_bytes = profile.capacity_bytes;
+
+  const auto intervals = plan.liveness.storage_intervals();
+  for (size_t i = 0; i < plan.liveness.buffers.size(); ++i) {
+    const LiveBuffer& b = plan.liveness.buffers[i];
+    if (b.alias_of) continue;
+    plan.problem.buffers.push_back({.id = b.name,
+                                    .size = b.physical_bytes,
+                                    .alignment = profile.alignment_bytes,
+                                    .lower = intervals[i].first,
+                                    .upper = intervals[i].second + 1});
+    plan.problem_buffer.push_back(static_cast<int>(i));
+  }
+  allocate::check_problem(plan.problem);
+  const allocate::Solution solution =
+      allocate::plan(plan.problem, placement.algorithm, {.time_budget_seconds = placement.time_budget_seconds});
+  const auto violation = allocate::find_violation(plan.problem, solution);
+  ML_CHECK(!violation, "the {} placement is invalid: {}", solution.algorithm, violation.value_or(""));
+
+  plan.offsets.assign(plan.liveness.buffers.size(), 0);
+  for (size_t p = 0; p < plan.problem_buffer.size(); ++p)
+    plan.offsets[static_cast<size_t>(plan.problem_buffer[p])] = solution.offsets[p];
+  for (size_t i = 0; i < plan.liveness.buffers.size(); ++i)
+    if (plan.liveness.buffers[i].alias_of)
+      plan.offsets[i] = plan.offsets[static_cast<size_t>(plan.liveness.storage_of(static_cast<int>(i)))];
+
+  plan.arena_bytes = solution.arena_bytes;
+  plan.lower_bound_bytes = allocate::lower_bound(plan.problem).bytes;
+  plan.optimal = solution.optimal || plan.arena_bytes == plan.lower_bound_bytes;
+  plan.algorithm = solution.algorithm;
+  plan.fits = profile.unlimited() || plan.arena_bytes <= profile.capacity_bytes;
+  return plan;
+}
+
+}  // namespace memledger
