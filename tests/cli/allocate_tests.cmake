@@ -1,0 +1,32 @@
+# `memledger allocate`: CSV problems in, a plan and its figures out; bad rows and a capacity
+# below the lower bound leave with exit codes 2 and 3 and name the row or the figures.
+set(ALLOCATE_DATA ${PROJECT_SOURCE_DIR}/tests/data/allocate)
+
+memledger_cli_test(allocate.chain_reaches_lower_bound
+  ARGS allocate ${ALLOCATE_DATA}/chain.csv --time-budget 1 -o ${CMAKE_CURRENT_BINARY_DIR}/chain_solution.csv
+  OUTPUT "lower bound  180 bytes \\(peak live 180 bytes at step 1\\)" "naive        340 bytes" "arena        180 bytes, optimal"
+         "wrote .*chain_solution.csv")
+memledger_cli_test(allocate.greedy_only
+  ARGS allocate ${ALLOCATE_DATA}/chain.csv --algorithm greedy
+  OUTPUT "greedy       180 bytes" NOT_OUTPUT "exact  ")
+memledger_cli_test(allocate.capacity_below_lower_bound
+  ARGS allocate ${ALLOCATE_DATA}/chain.csv --capacity 150 EXIT_CODE 3
+  OUTPUT "capacity of 150 bytes is below the lower bound of 180 bytes" "step 1")
+memledger_cli_test(allocate.naive_does_not_fit
+  ARGS allocate ${ALLOCATE_DATA}/chain.csv --algorithm naive --capacity 200 EXIT_CODE 3
+  OUTPUT "the plan needs 340 bytes but the capacity is 200 bytes \\(lower bound 180 bytes")
+memledger_cli_test(allocate.bad_row
+  ARGS allocate ${ALLOCATE_DATA}/bad_row.csv EXIT_CODE 2
+  OUTPUT "bad_row.csv:3: expected 4 or 5 fields")
+memledger_cli_test(allocate.negative_size
+  ARGS allocate ${ALLOCATE_DATA}/negative_size.csv EXIT_CODE 2
+  OUTPUT "negative_size.csv:2: size -8 of 'b' is negative")
+memledger_cli_test(allocate.lower_not_below_upper
+  ARGS allocate ${ALLOCATE_DATA}/lower_not_below_upper.csv EXIT_CODE 2
+  OUTPUT "lower_not_below_upper.csv:4: lower 4 of 'c' must be less than upper 4")
+memledger_cli_test(allocate.refuses_to_overwrite_input
+  ARGS allocate ${ALLOCATE_DATA}/chain.csv -o ${ALLOCATE_DATA}/../allocate/chain.csv EXIT_CODE 2
+  OUTPUT "refusing to write the solution over the input file")
+memledger_cli_test(allocate.missing_file
+  ARGS allocate ${ALLOCATE_DATA}/no_such.csv EXIT_CODE 2
+  OUTPUT "no_such.csv: not a readable file")
