@@ -15,5 +15,8 @@ fi
 "$root/scripts/setup.sh" build test
 cmake -S "$root" -B "$build" "${flags[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)"
+# The model corpus (torchvision exports, cached by the script) that import, execution and
+# planning tests run on.
+cmake --build "$build" --target corpus
 cd "$build"
 ctest --output-on-failure -j "$(nproc)"
