@@ -1,7 +1,7 @@
-// Greedy placement: a few fast heuristics under several orderings; the portfolio keeps the
-// smallest arena. Every run is O(n log n) in the number of buffers, so 10^6 buffers plan in
-// about a second (bench/plan/greedy_scale_bench.cpp), unlike TFLite Micro's
-// GreedyMemoryPlanner, which scans every earlier buffer for each buffer (O(n^2)).
+// Greedy placement: fast heuristics under several orderings; the portfolio keeps the
+// smallest arena. Unlike TFLite Micro's GreedyMemoryPlanner, which scans every earlier
+// buffer for each buffer (O(n^2)), the sweep is O(n log n) and bottom-up is O(n log n) plus
+// one O(log n) refresh per stale queue entry (bench/plan/greedy_scale_bench.cpp).
 #pragma once
 
 #include <span>
@@ -41,8 +41,9 @@ std::string to_string(GreedyOrder order);
 // equals the lower bound.
 Solution plan_greedy(const Problem& problem, GreedyRun run);
 
-// Every strategy under every ordering (for 10^5 buffers and more, a smaller portfolio so
-// the total stays near linear-logarithmic time); the smallest arena wins.
+// Every strategy under every ordering; from 10^5 buffers on, the sweep by size alone (the
+// bottom-up queue's refreshes grow faster than n log n on large problems). The smallest
+// arena wins.
 Solution plan_greedy(const Problem& problem);
 
 // The runs plan_greedy(problem) tries for a problem of n buffers.
