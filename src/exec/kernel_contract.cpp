@@ -1,65 +1,184 @@
+// The kernel table and the contract every kernel keeps (see kernel.h), plus the helpers
+// the kernel families share.
 #include "memledger/exec/kernel_contract.h"
 
-#include <set>
-#include <string>
+#include <cstring>
+#include <map>
 
-#include "memledger/core/error.h"
+#include "kernel.h"
 #include "memledger/device/tensor_layout.h"
-#include "memledger/ir/affine.h"
+#include "strided.h"
 
 namespace memledger {
+namespace exec {
 namespace {
 
-const std::set<std::string>& unary_elementwise() {
-  static const std::set<std::string> ops{"Relu", "Sigmoid",   "Tanh", "HardSigmoid", "HardSwish", "Clip",       "Sqrt",
-                                         "Erf",  "Exp",       "Log",  "Neg",         "Abs",       "Reciprocal", "Floor",
-                                         "Ceil", "LeakyRelu", "Elu",  "Softplus",    "Identity",  "Dropout"};
-  return ops;
-}
-
-const std::set<std::string>& binary_elementwise() {
-  static const std::set<std::string> ops{"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
-  return ops;
-}
-
-int64_t bytes_of(const Graph& g, ValueId v, const DeviceProfile& profile) {
-  const Value& value = g.value(v);
-  return tensor_layout(profile, value.shape, value.dtype, value.roles).bytes();
-}
-
-// Inputs that have the output's shape and dtype: an elementwise kernel can write over them.
-std::vector<int> same_shaped_inputs(const Graph& g, const Node& node, size_t count) {
-  std::vector<int> result;
-  const Value& out = g.value(node.outputs.at(0));
-  for (size_t i = 0; i < std::min(count, node.inputs.size()); ++i) {
-    if (!node.inputs[i].valid()) continue;
-    const Value& in = g.value(node.inputs[i]);
-    if (in.shape == out.shape && in.dtype == out.dtype) result.push_back(static_cast<int>(i));
-  }
-  return result;
+const std::map<std::string, Kernel, std::less<>>& kernel_table() {
+  static const std::map<std::string, Kernel, std::less<>> table = [] {
+    KernelTable entries;
+    add_elementwise_kernels(entries);
+    add_conv_kernels(entries);
+    add_matmul_kernels(entries);
+    add_normalization_kernels(entries);
+    add_data_movement_kernels(entries);
+    add_quantization_kernels(entries);
+    std::map<std::string, Kernel, std::less<>> result;
+    for (auto& [key, kernel] : entries) {
+      const bool inserted = result.emplace(key, std::move(kernel)).second;
+      ML_CHECK(inserted, "kernel '{}' registered twice", key);
+    }
+    return result;
+  }();
+  return table;
 }
 
 }  // namespace
 
-KernelContract kernel_contract(const Graph& g, NodeId id, const DeviceProfile& profile) {
-  const Node& node = g.node(id);
+const Kernel* find_kernel(const Node& node) {
+  const std::string domain = node.domain == "ai.onnx" ? "" : node.domain;
+  const auto it = kernel_table().find(domain + ":" + node.op);
+  return it == kernel_table().end() ? nullptr : &it->second;
+}
+
+KernelContract no_contract(const Graph&, const Node&, const DeviceProfile&) { return {}; }
+
+KernelContract elementwise_contract(const Graph& g, const Node& node, size_t count) {
   KernelContract contract;
-  if (is_affine(node)) {
-    if (affine_rule(node) == AffineRule::kHistorical) {
-      contract.workspace_bytes = bytes_of(g, node.outputs.at(0), profile);
-    } else {
-      contract.overwritable_inputs = same_shaped_inputs(g, node, 1);
-    }
-    return contract;
-  }
-  if (!node.domain.empty() && node.domain != "ai.onnx")
-    fail("node {}: operator domain '{}' is not supported", node.label(), node.domain);
-  if (unary_elementwise().count(node.op)) {
-    contract.overwritable_inputs = same_shaped_inputs(g, node, 1);
-  } else if (binary_elementwise().count(node.op)) {
-    contract.overwritable_inputs = same_shaped_inputs(g, node, 2);
+  const Value& out = g.value(node.outputs.at(0));
+  for (size_t i = 0; i < std::min(count, node.inputs.size()); ++i) {
+    if (!node.inputs[i].valid()) continue;
+    const Value& in = g.value(node.inputs[i]);
+    if (in.shape == out.shape && in.dtype == out.dtype) contract.overwritable_inputs.push_back(static_cast<int>(i));
   }
   return contract;
+}
+
+KernelContract same_bytes_contract(const Graph& g, const Node& node, const DeviceProfile& profile) {
+  KernelContract contract;
+  if (node.inputs.empty() || !node.inputs[0].valid()) return contract;
+  const Value& in = g.value(node.inputs[0]);
+  const Value& out = g.value(node.outputs.at(0));
+  if (in.dtype != out.dtype || profile.layout_rules().aligned_run != AlignedRun::kTensor) return contract;
+  // Only when both are stored in logical order: then the bytes are the same sequence.
+  const Layout a = tensor_layout(profile, in.shape, in.dtype, in.roles);
+  const Layout b = tensor_layout(profile, out.shape, out.dtype, out.roles);
+  auto logical = [](const Layout& l) {
+    for (int i = 0; i < l.rank(); ++i)
+      if (l.physical_order()[i] != i) return false;
+    return true;
+  };
+  if (logical(a) && logical(b) && a.bytes() == b.bytes()) contract.overwritable_inputs.push_back(0);
+  return contract;
+}
+
+int64_t workspace_bytes(const DeviceProfile& profile, const Shape& shape, DType dtype) {
+  return tensor_layout(profile, shape, dtype, {}).bytes();
+}
+
+int64_t value_bytes(const DeviceProfile& profile, const Graph& g, ValueId v) {
+  const Value& value = g.value(v);
+  return tensor_layout(profile, value.shape, value.dtype, value.roles).bytes();
+}
+
+std::string check_dtypes(const Graph& g, const Node& node, size_t input, std::initializer_list<DType> allowed) {
+  if (input >= node.inputs.size() || !node.inputs[input].valid()) return {};
+  const DType type = g.value(node.inputs[input]).dtype;
+  for (DType a : allowed)
+    if (a == type) return {};
+  return fmt::format("input {} is {}", input, dtype_name(type));
+}
+
+std::string check_float_inputs(const Graph& g, const Node& node, std::initializer_list<size_t> inputs) {
+  for (size_t i : inputs)
+    if (auto why = check_dtypes(g, node, i, {DType::kFloat32}); !why.empty()) return why;
+  return {};
+}
+
+std::vector<int64_t> read_ints(const InputView& view) {
+  std::vector<int64_t> values(static_cast<size_t>(view.elements()));
+  if (view.dtype == DType::kInt64) {
+    std::memcpy(values.data(), view.data, values.size() * sizeof(int64_t));
+  } else if (view.dtype == DType::kInt32) {
+    const int32_t* p = view.as<int32_t>();
+    for (size_t i = 0; i < values.size(); ++i) values[i] = p[i];
+  } else {
+    fail("expected an int32 or int64 tensor, got {}", dtype_name(view.dtype));
+  }
+  return values;
+}
+
+int64_t normalize_axis(const Node& node, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    fail("node {}: axis {} is out of range for rank {}", node.label(), axis, rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<int64_t> dense_strides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t s = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= shape[i];
+  }
+  return strides;
+}
+
+std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& target) {
+  ML_CHECK(shape.size() <= target.size(), "broadcast to a lower rank");
+  std::vector<int64_t> result(target.size(), 0);
+  const std::vector<int64_t> own = dense_strides(shape);
+  const size_t shift = target.size() - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i) {
+    ML_CHECK(shape[i] == target[shift + i] || shape[i] == 1, "broadcast {} to {}", shape_to_string(shape),
+             shape_to_string(target));
+    result[shift + i] = shape[i] == 1 ? 0 : own[i];
+  }
+  return result;
+}
+
+void strided_copy(std::byte* dst, std::span<const int64_t> dst_strides, const std::byte* src,
+                  std::span<const int64_t> src_strides, const Shape& shape, int element_bytes) {
+  StridedLoop<2> loop(shape, {std::vector<int64_t>(dst_strides.begin(), dst_strides.end()),
+                              std::vector<int64_t>(src_strides.begin(), src_strides.end())});
+  if (dst == src && loop.strides[0] == loop.strides[1]) return;
+  const int64_t eb = element_bytes;
+  loop.for_each_row([&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& inner) {
+    std::byte* d = dst + off[0] * eb;
+    const std::byte* s = src + off[1] * eb;
+    if (inner[0] == 1 && inner[1] == 1) {
+      std::memmove(d, s, static_cast<size_t>(n * eb));
+      return;
+    }
+    auto copy = [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t i = 0; i < n; ++i) std::memcpy(d + i * inner[0] * eb, s + i * inner[1] * eb, sizeof(T));
+    };
+    switch (element_bytes) {
+      case 1:
+        copy(uint8_t{});
+        break;
+      case 2:
+        copy(uint16_t{});
+        break;
+      case 4:
+        copy(uint32_t{});
+        break;
+      default:
+        copy(uint64_t{});
+        break;
+    }
+  });
+}
+
+}  // namespace exec
+
+KernelContract kernel_contract(const Graph& g, NodeId id, const DeviceProfile& profile) {
+  const Node& node = g.node(id);
+  const exec::Kernel* kernel = exec::find_kernel(node);
+  if (!kernel)
+    fail("node {}: operator {}{} is not supported", node.label(), node.domain.empty() ? "" : node.domain + ".",
+         node.op);
+  return kernel->contract(g, node, profile);
 }
 
 }  // namespace memledger

@@ -1,0 +1,42 @@
+// The reference interpreter: runs a graph node by node in its execution order with the
+// kernels of exec/ (strided and broadcast-aware: a broadcast operand is a zero-stride view,
+// never a copy). All activation and workspace memory comes from a BufferProvider; constants
+// are read in place from the graph. Single-threaded and deterministic: the same inputs give
+// bit-identical outputs wherever the buffers are placed.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "memledger/core/tensor.h"
+#include "memledger/exec/buffer_provider.h"
+#include "memledger/ir/graph.h"
+
+namespace memledger {
+
+struct RunOptions {
+  // nullptr: a HeapBufferProvider private to the run.
+  BufferProvider* provider = nullptr;
+  // Called after each node ran and before its inputs are released (e.g. to check guards).
+  std::function<void(NodeId)> after_node;
+};
+
+// The reason `node` cannot run here (unsupported operator, dtype or attribute), or empty.
+std::string unsupported_reason(const Graph& graph, NodeId node);
+
+// Runs `graph` on `inputs` (one per graph input, in graph.inputs() order) and returns its
+// outputs in graph.outputs() order. A missing input or one of the wrong dtype or shape, or
+// an unsupported node, is an Error naming the input or node; nothing runs then.
+std::vector<Tensor> run_graph(const Graph& graph, const std::vector<Tensor>& inputs, const RunOptions& options = {});
+
+// The same, with inputs by name; an input name the graph does not have is an Error.
+std::vector<Tensor> run_graph(const Graph& graph, const std::map<std::string, Tensor>& inputs,
+                              const RunOptions& options = {});
+
+// Seeded inputs for every graph input: floats N(0,1), integers in a small range, the same
+// for the same seed on every machine.
+std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed);
+
+}  // namespace memledger

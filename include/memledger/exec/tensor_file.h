@@ -1,0 +1,31 @@
+// Tensors in files: ONNX TensorProto (.pb, as in ONNX's own test data) and NumPy (.npy),
+// chosen by the extension. Reading refuses malformed or truncated files with an Error
+// naming the file; writing goes through a temporary file and a rename, so a failed write
+// leaves nothing behind.
+#pragma once
+
+#include <string>
+
+#include "memledger/core/tensor.h"
+
+namespace memledger {
+
+struct NamedTensor {
+  std::string name;  // TensorProto's name; empty for .npy
+  Tensor tensor;
+};
+
+NamedTensor read_tensor_file(const std::string& path);
+// `name` is stored in a .pb (TensorProto.name) and ignored for .npy.
+void write_tensor_file(const std::string& path, const Tensor& tensor, const std::string& name = "");
+
+// The format by extension: true for .pb, false for .npy; an Error for anything else.
+bool is_tensor_proto_path(const std::string& path);
+
+// Decoding and encoding in memory (for tests and the arena runner's reports).
+NamedTensor parse_tensor_proto(const std::string& bytes, const std::string& what);
+NamedTensor parse_npy(const std::string& bytes, const std::string& what);
+std::string serialize_tensor_proto(const Tensor& tensor, const std::string& name);
+std::string serialize_npy(const Tensor& tensor);
+
+}  // namespace memledger

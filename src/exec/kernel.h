@@ -1,0 +1,123 @@
+// The kernel table: for every operator the interpreter runs, one entry stating what the
+// kernel needs (check), what it promises (contract: workspace bytes and overwritable
+// inputs, DESIGN.md §4.4) and how it computes (run). The contract sits next to the kernel
+// that keeps it, so the planner's figures and the kernel's behaviour cannot drift apart.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memledger/core/error.h"
+#include "memledger/core/tensor.h"
+#include "memledger/device/profile.h"
+#include "memledger/exec/kernel_contract.h"
+#include "memledger/ir/graph.h"
+
+namespace memledger::exec {
+
+// A dense row-major tensor in memory the kernel reads (an input) or writes (an output).
+// data is null for an omitted optional input or output.
+template <typename Byte>
+struct BasicTensorView {
+  DType dtype = DType::kFloat32;
+  Shape shape;
+  Byte* data = nullptr;
+
+  bool present() const { return data != nullptr; }
+  int64_t elements() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+  int rank() const { return static_cast<int>(shape.size()); }
+  template <typename T>
+  auto as() const {
+    ML_CHECK(holds_type<T>(dtype), "kernel reads a {} tensor as another type", dtype_name(dtype));
+    if constexpr (std::is_const_v<Byte>)
+      return reinterpret_cast<const T*>(data);
+    else
+      return reinterpret_cast<T*>(data);
+  }
+};
+using InputView = BasicTensorView<const std::byte>;
+using OutputView = BasicTensorView<std::byte>;
+
+struct KernelContext {
+  const Graph& graph;
+  const Node& node;
+  std::vector<InputView> inputs;    // one per node input
+  std::vector<OutputView> outputs;  // one per node output
+  std::span<std::byte> workspace;   // exactly the contract's bytes
+
+  bool has_input(size_t i) const { return i < inputs.size() && inputs[i].present(); }
+  const InputView& in(size_t i) const {
+    ML_CHECK(has_input(i), "node {}: input {} missing", node.label(), i);
+    return inputs[i];
+  }
+  OutputView& out(size_t i = 0) {
+    ML_CHECK(i < outputs.size() && outputs[i].present(), "node {}: output {} missing", node.label(), i);
+    return outputs[i];
+  }
+  bool has_output(size_t i) const { return i < outputs.size() && outputs[i].present(); }
+};
+
+struct Kernel {
+  // Why this node cannot run ("input 0 is int16"), or empty when it can. Called before
+  // anything runs, so an unsupported node fails the run up front.
+  std::function<std::string(const Graph&, const Node&)> check;
+  std::function<KernelContract(const Graph&, const Node&, const DeviceProfile&)> contract;
+  std::function<void(KernelContext&)> run;
+};
+
+// The kernel for `node`, or null when no kernel runs its operator.
+const Kernel* find_kernel(const Node& node);
+
+// Registration, one function per kernel family (kernels_<family>.cpp).
+using KernelTable = std::vector<std::pair<std::string, Kernel>>;  // "domain:op" (ONNX: ":op")
+void add_elementwise_kernels(KernelTable& table);
+void add_conv_kernels(KernelTable& table);
+void add_matmul_kernels(KernelTable& table);
+void add_normalization_kernels(KernelTable& table);
+void add_data_movement_kernels(KernelTable& table);
+void add_quantization_kernels(KernelTable& table);
+
+// ---- helpers shared by the kernel families ----
+
+// Contracts.
+KernelContract no_contract(const Graph&, const Node&, const DeviceProfile&);
+// The output may be written over any of the first `count` inputs that have its dtype and shape.
+KernelContract elementwise_contract(const Graph& graph, const Node& node, size_t count);
+// The output may take input 0's buffer when both are stored alike (a reshape-like copy).
+KernelContract same_bytes_contract(const Graph& graph, const Node& node, const DeviceProfile& profile);
+// Bytes of a workspace tensor of `shape` and `dtype` under `profile` (roles unknown).
+int64_t workspace_bytes(const DeviceProfile& profile, const Shape& shape, DType dtype);
+// Bytes of value `v` under `profile`, as the planner sizes its buffer.
+int64_t value_bytes(const DeviceProfile& profile, const Graph& graph, ValueId v);
+
+// Checks.
+std::string check_dtypes(const Graph& graph, const Node& node, size_t input, std::initializer_list<DType> allowed);
+// Every listed input (present ones) has a dtype in `allowed`.
+std::string check_float_inputs(const Graph& graph, const Node& node, std::initializer_list<size_t> inputs);
+
+// Reads an integer tensor input (int32 or int64) as int64 values.
+std::vector<int64_t> read_ints(const InputView& view);
+// Normalises a possibly negative axis for `rank`; an Error naming the node when outside.
+int64_t normalize_axis(const Node& node, int64_t axis, int64_t rank);
+
+// Dense row-major element strides.
+std::vector<int64_t> dense_strides(const Shape& shape);
+// `shape`'s dense strides seen from `target` (right-aligned), 0 on broadcast axes.
+std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& target);
+
+// Copies `shape` elements of `element_bytes` each between strided views (element strides).
+// Adjacent axes merge and contiguous rows go through memcpy. Overlap is not allowed
+// unless dst == src with equal strides (then nothing is copied).
+void strided_copy(std::byte* dst, std::span<const int64_t> dst_strides, const std::byte* src,
+                  std::span<const int64_t> src_strides, const Shape& shape, int element_bytes);
+
+}  // namespace memledger::exec

@@ -1,0 +1,359 @@
+// Convolution and pooling over 1-, 2- and 3-D spatial axes (1-D and 2-D are 3-D with unit
+// leading axes). Conv lowers each (image, group) to one GEMM: weights [M/g, C/g·kvol] times
+// an im2col matrix [C/g·kvol, out positions] built in the kernel's declared workspace. No
+// workspace when none is needed: a 1×1 stride-1 unpadded Conv multiplies the input itself,
+// and a Conv with one input channel per group (depthwise) runs directly.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "gemm.h"
+#include "kernel.h"
+
+namespace memledger::exec {
+namespace {
+
+constexpr int kMaxSpatial = 3;
+
+// The spatial arrangement of a Conv or pooling window, padded to three axes.
+struct Window {
+  int spatial = 0;  // the node's own number of spatial axes
+  int64_t in[kMaxSpatial], out[kMaxSpatial], k[kMaxSpatial], stride[kMaxSpatial], dilation[kMaxSpatial];
+  int64_t pad_begin[kMaxSpatial], pad_end[kMaxSpatial];
+
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
+  int64_t k_size() const { return k[0] * k[1] * k[2]; }
+  bool is_pointwise() const {
+    for (int a = 0; a < kMaxSpatial; ++a)
+      if (k[a] != 1 || stride[a] != 1 || pad_begin[a] != 0 || in[a] != out[a]) return false;
+    return true;
+  }
+};
+
+Window window(const Node& node, const Shape& x, const Shape& y, std::vector<int64_t> kernel) {
+  const int spatial = static_cast<int>(x.size()) - 2;
+  if (spatial < 1 || spatial > kMaxSpatial || y.size() != x.size())
+    fail("node {}: {} spatial axes (1 to 3 supported)", node.label(), spatial);
+  if (static_cast<int>(kernel.size()) != spatial) fail("node {}: kernel rank does not match the input", node.label());
+  auto attr = [&](const char* key, int64_t fallback, size_t count) {
+    std::vector<int64_t> v = node.ints_attr(key, std::vector<int64_t>(count, fallback));
+    if (v.size() != count)
+      fail("node {}: attribute '{}' has {} values, expected {}", node.label(), key, v.size(), count);
+    return v;
+  };
+  const auto strides = attr("strides", 1, spatial);
+  const auto dilations = attr("dilations", 1, spatial);
+  const auto pads = attr("pads", 0, 2 * spatial);
+  const std::string auto_pad = node.string_attr("auto_pad", "NOTSET");
+  Window w;
+  w.spatial = spatial;
+  const int shift = kMaxSpatial - spatial;
+  for (int a = 0; a < kMaxSpatial; ++a) {
+    w.in[a] = w.out[a] = w.k[a] = w.stride[a] = w.dilation[a] = 1;
+    w.pad_begin[a] = w.pad_end[a] = 0;
+  }
+  for (int i = 0; i < spatial; ++i) {
+    const int a = shift + i;
+    w.in[a] = x[2 + i];
+    w.out[a] = y[2 + i];
+    w.k[a] = kernel[i];
+    w.stride[a] = strides[i];
+    w.dilation[a] = dilations[i];
+    if (w.stride[a] < 1 || w.dilation[a] < 1 || w.k[a] < 1)
+      fail("node {}: strides, dilations and kernel extents must be positive", node.label());
+    if (auto_pad == "NOTSET") {
+      w.pad_begin[a] = pads[i];
+      w.pad_end[a] = pads[spatial + i];
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t total =
+          std::max<int64_t>(0, (w.out[a] - 1) * w.stride[a] + (w.k[a] - 1) * w.dilation[a] + 1 - w.in[a]);
+      w.pad_begin[a] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.pad_end[a] = total - w.pad_begin[a];
+    } else if (auto_pad != "VALID") {
+      fail("node {}: auto_pad '{}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", node.label(), auto_pad);
+    }
+  }
+  return w;
+}
+
+// The range of output positions o along one axis for which input o·s − p + kk·d is inside [0, n).
+void valid_range(int64_t n, int64_t out, int64_t s, int64_t p, int64_t offset, int64_t& lo, int64_t& hi) {
+  // o·s − p + offset ≥ 0  ⇔  o ≥ ceil((p − offset) / s)
+  const int64_t need = p - offset;
+  lo = need <= 0 ? 0 : (need + s - 1) / s;
+  // o·s − p + offset ≤ n − 1  ⇔  o ≤ floor((n − 1 + p − offset) / s)
+  const int64_t top = n - 1 + p - offset;
+  hi = top < 0 ? 0 : std::min(out, top / s + 1);
+  lo = std::min(lo, hi);
+}
+
+// im2col for one image and group: col[(c, kd, kh, kw), (od, oh, ow)].
+void im2col(const float* x, int64_t channels, const Window& w, float* col) {
+  const int64_t P = w.out_size();
+  float* row = col;
+  for (int64_t c = 0; c < channels; ++c) {
+    const float* plane = x + c * w.in_size();
+    for (int64_t kd = 0; kd < w.k[0]; ++kd)
+      for (int64_t kh = 0; kh < w.k[1]; ++kh)
+        for (int64_t kw = 0; kw < w.k[2]; ++kw, row += P) {
+          int64_t d_lo, d_hi, h_lo, h_hi, w_lo, w_hi;
+          valid_range(w.in[0], w.out[0], w.stride[0], w.pad_begin[0], kd * w.dilation[0], d_lo, d_hi);
+          valid_range(w.in[1], w.out[1], w.stride[1], w.pad_begin[1], kh * w.dilation[1], h_lo, h_hi);
+          valid_range(w.in[2], w.out[2], w.stride[2], w.pad_begin[2], kw * w.dilation[2], w_lo, w_hi);
+          float* dst = row;
+          for (int64_t od = 0; od < w.out[0]; ++od)
+            for (int64_t oh = 0; oh < w.out[1]; ++oh, dst += w.out[2]) {
+              if (od < d_lo || od >= d_hi || oh < h_lo || oh >= h_hi) {
+                std::fill(dst, dst + w.out[2], 0.0f);
+                continue;
+              }
+              const int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
+              const int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
+              const float* src = plane + (id * w.in[1] + ih) * w.in[2] - w.pad_begin[2] + kw * w.dilation[2];
+              std::fill(dst, dst + w_lo, 0.0f);
+              if (w.stride[2] == 1) {
+                if (w_hi > w_lo) std::memcpy(dst + w_lo, src + w_lo, static_cast<size_t>(w_hi - w_lo) * sizeof(float));
+              } else {
+                for (int64_t ow = w_lo; ow < w_hi; ++ow) dst[ow] = src[ow * w.stride[2]];
+              }
+              std::fill(dst + w_hi, dst + w.out[2], 0.0f);
+            }
+        }
+  }
+}
+
+struct ConvShape {
+  Window w;
+  int64_t batch, channels, maps, group, cg, mg;
+};
+
+ConvShape conv_shape(const Graph& g, const Node& node) {
+  const Shape& x = g.value(node.inputs.at(0)).shape;
+  const Shape& weights = g.value(node.inputs.at(1)).shape;
+  const Shape& y = g.value(node.outputs.at(0)).shape;
+  if (weights.size() != x.size())
+    fail("node {}: weights of rank {} for input of rank {}", node.label(), weights.size(), x.size());
+  ConvShape s{.w = window(node, x, y, std::vector<int64_t>(weights.begin() + 2, weights.end())),
+              .batch = x[0],
+              .channels = x[1],
+              .maps = weights[0],
+              .group = node.int_attr("group", 1),
+              .cg = weights[1],
+              .mg = 0};
+  if (s.group < 1 || s.channels != s.cg * s.group || s.maps % s.group != 0 || y[1] != s.maps)
+    fail("node {}: group {} does not fit {} input channels, weights {}", node.label(), s.group, s.channels,
+         shape_to_string(weights));
+  if (node.has_attr("kernel_shape") &&
+      node.ints_attr("kernel_shape") != std::vector<int64_t>(weights.begin() + 2, weights.end()))
+    fail("node {}: kernel_shape does not match the weights", node.label());
+  s.mg = s.maps / s.group;
+  return s;
+}
+
+bool conv_is_direct(const ConvShape& s) { return s.cg == 1 && s.group > 1; }
+
+int64_t conv_workspace(const Graph& g, const Node& node, const DeviceProfile& profile) {
+  const ConvShape s = conv_shape(g, node);
+  if (s.w.is_pointwise() || conv_is_direct(s)) return 0;
+  return workspace_bytes(profile, {s.cg * s.w.k_size(), s.w.out_size()}, DType::kFloat32);
+}
+
+// One input channel per group: each output map is a sum of one input channel's taps.
+void conv_direct(const ConvShape& s, const float* x, const float* wt, const float* bias, float* y) {
+  const Window& w = s.w;
+  const int64_t kvol = w.k_size();
+  for (int64_t n = 0; n < s.batch; ++n)
+    for (int64_t m = 0; m < s.maps; ++m) {
+      const int64_t c = m / s.mg;
+      const float* plane = x + (n * s.channels + c) * w.in_size();
+      const float* filter = wt + m * kvol;
+      float* out = y + (n * s.maps + m) * w.out_size();
+      const float b = bias ? bias[m] : 0.0f;
+      for (int64_t od = 0; od < w.out[0]; ++od)
+        for (int64_t oh = 0; oh < w.out[1]; ++oh)
+          for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+            float sum = b;
+            for (int64_t kd = 0; kd < w.k[0]; ++kd) {
+              const int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
+              if (id < 0 || id >= w.in[0]) continue;
+              for (int64_t kh = 0; kh < w.k[1]; ++kh) {
+                const int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
+                if (ih < 0 || ih >= w.in[1]) continue;
+                const float* src = plane + (id * w.in[1] + ih) * w.in[2];
+                const float* f = filter + (kd * w.k[1] + kh) * w.k[2];
+                for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+                  const int64_t iw = ow * w.stride[2] - w.pad_begin[2] + kw * w.dilation[2];
+                  if (iw >= 0 && iw < w.in[2]) sum += f[kw] * src[iw];
+                }
+              }
+            }
+            out[(od * w.out[1] + oh) * w.out[2] + ow] = sum;
+          }
+    }
+}
+
+void conv(KernelContext& ctx) {
+  const ConvShape s = conv_shape(ctx.graph, ctx.node);
+  const float* x = ctx.in(0).as<float>();
+  const float* wt = ctx.in(1).as<float>();
+  const float* bias = ctx.has_input(2) ? ctx.in(2).as<float>() : nullptr;
+  if (bias && ctx.in(2).elements() != s.maps)
+    fail("node {}: bias has {} values for {} maps", ctx.node.label(), ctx.in(2).elements(), s.maps);
+  float* y = ctx.out().as<float>();
+  if (conv_is_direct(s)) return conv_direct(s, x, wt, bias, y);
+  const int64_t P = s.w.out_size(), K = s.cg * s.w.k_size();
+  float* col = reinterpret_cast<float*>(ctx.workspace.data());
+  for (int64_t n = 0; n < s.batch; ++n)
+    for (int64_t grp = 0; grp < s.group; ++grp) {
+      const float* xg = x + (n * s.channels + grp * s.cg) * s.w.in_size();
+      float* yg = y + (n * s.maps + grp * s.mg) * P;
+      for (int64_t m = 0; m < s.mg; ++m) std::fill(yg + m * P, yg + (m + 1) * P, bias ? bias[grp * s.mg + m] : 0.0f);
+      const float* b = xg;
+      if (!s.w.is_pointwise()) {
+        im2col(xg, s.cg, s.w, col);
+        b = col;
+      }
+      gemm(s.mg, P, K, wt + grp * s.mg * K, K, 1, b, P, 1, yg, P, /*accumulate=*/true);
+    }
+}
+
+// ---- pooling ----
+
+Window pool_window(const Graph& g, const Node& node) {
+  const Shape& x = g.value(node.inputs.at(0)).shape;
+  return window(node, x, g.value(node.outputs.at(0)).shape, node.ints_attr("kernel_shape"));
+}
+
+template <typename T, bool kMax>
+void pool(KernelContext& ctx) {
+  const Window w = pool_window(ctx.graph, ctx.node);
+  const bool include_pad = ctx.node.int_attr("count_include_pad", 0) != 0;
+  const T* x = ctx.in(0).as<T>();
+  T* y = ctx.out().as<T>();
+  const int64_t planes = ctx.in(0).shape[0] * ctx.in(0).shape[1];
+  for (int64_t p = 0; p < planes; ++p) {
+    const T* plane = x + p * w.in_size();
+    T* out = y + p * w.out_size();
+    for (int64_t od = 0; od < w.out[0]; ++od)
+      for (int64_t oh = 0; oh < w.out[1]; ++oh)
+        for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+          const int64_t o[3] = {od, oh, ow};
+          double sum = 0;
+          T best = std::numeric_limits<T>::lowest();
+          int64_t inside = 0, padded = 1;
+          for (int a = 0; a < kMaxSpatial; ++a) {
+            // Window positions inside the padded input count for count_include_pad.
+            int64_t in_pad = 0;
+            for (int64_t kk = 0; kk < w.k[a]; ++kk) {
+              const int64_t i = o[a] * w.stride[a] - w.pad_begin[a] + kk * w.dilation[a];
+              if (i < w.in[a] + w.pad_end[a]) ++in_pad;
+            }
+            padded *= in_pad;
+          }
+          for (int64_t kd = 0; kd < w.k[0]; ++kd) {
+            const int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
+            if (id < 0 || id >= w.in[0]) continue;
+            for (int64_t kh = 0; kh < w.k[1]; ++kh) {
+              const int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
+              if (ih < 0 || ih >= w.in[1]) continue;
+              for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+                const int64_t iw = ow * w.stride[2] - w.pad_begin[2] + kw * w.dilation[2];
+                if (iw < 0 || iw >= w.in[2]) continue;
+                const T v = plane[(id * w.in[1] + ih) * w.in[2] + iw];
+                ++inside;
+                if constexpr (kMax)
+                  best = std::max(best, v);
+                else
+                  sum += v;
+              }
+            }
+          }
+          T result;
+          if constexpr (kMax)
+            result = best;
+          else
+            result = static_cast<T>(sum / static_cast<double>(include_pad ? padded : std::max<int64_t>(inside, 1)));
+          out[(od * w.out[1] + oh) * w.out[2] + ow] = result;
+        }
+  }
+}
+
+template <bool kMax>
+void global_pool(KernelContext& ctx) {
+  const InputView& x = ctx.in(0);
+  const int64_t planes = x.shape.at(0) * x.shape.at(1);
+  const int64_t size = planes == 0 ? 0 : x.elements() / planes;
+  const float* px = x.as<float>();
+  float* py = ctx.out().as<float>();
+  for (int64_t p = 0; p < planes; ++p) {
+    const float* v = px + p * size;
+    if constexpr (kMax) {
+      float best = -std::numeric_limits<float>::infinity();
+      for (int64_t i = 0; i < size; ++i) best = std::max(best, v[i]);
+      py[p] = best;
+    } else {
+      double sum = 0;
+      for (int64_t i = 0; i < size; ++i) sum += v[i];
+      py[p] = static_cast<float>(sum / static_cast<double>(size));
+    }
+  }
+}
+
+std::string check_pool(const Graph& g, const Node& n, bool max) {
+  if (n.outputs.size() > 1 && n.outputs[1].valid()) return "the Indices output";
+  if (!n.has_attr("kernel_shape")) return "no kernel_shape";
+  if (max) return check_dtypes(g, n, 0, {DType::kFloat32, DType::kInt8, DType::kUInt8});
+  return check_float_inputs(g, n, {0});
+}
+
+}  // namespace
+
+void add_conv_kernels(KernelTable& t) {
+  t.emplace_back(":Conv", Kernel{
+                              .check =
+                                  [](const Graph& g, const Node& n) {
+                                    return check_float_inputs(g, n, {0, 1, 2});
+                                  },
+                              .contract =
+                                  [](const Graph& g, const Node& n, const DeviceProfile& profile) {
+                                    return KernelContract{.workspace_bytes = conv_workspace(g, n, profile),
+                                                          .overwritable_inputs = {}};
+                                  },
+                              .run = conv,
+                          });
+  t.emplace_back(":MaxPool", Kernel{
+                                 .check = [](const Graph& g, const Node& n) { return check_pool(g, n, true); },
+                                 .contract = no_contract,
+                                 .run =
+                                     [](KernelContext& ctx) {
+                                       switch (ctx.in(0).dtype) {
+                                         case DType::kInt8:
+                                           return pool<int8_t, true>(ctx);
+                                         case DType::kUInt8:
+                                           return pool<uint8_t, true>(ctx);
+                                         default:
+                                           return pool<float, true>(ctx);
+                                       }
+                                     },
+                             });
+  t.emplace_back(":AveragePool", Kernel{
+                                     .check = [](const Graph& g, const Node& n) { return check_pool(g, n, false); },
+                                     .contract = no_contract,
+                                     .run = pool<float, false>,
+                                 });
+  t.emplace_back(":GlobalAveragePool",
+                 Kernel{
+                     .check = [](const Graph& g, const Node& n) { return check_float_inputs(g, n, {0}); },
+                     .contract = no_contract,
+                     .run = global_pool<false>,
+                 });
+  t.emplace_back(":GlobalMaxPool",
+                 Kernel{
+                     .check = [](const Graph& g, const Node& n) { return check_float_inputs(g, n, {0}); },
+                     .contract = no_contract,
+                     .run = global_pool<true>,
+                 });
+}
+
+}  // namespace memledger::exec

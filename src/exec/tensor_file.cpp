@@ -1,0 +1,259 @@
+#include "memledger/exec/tensor_file.h"
+
+#include <onnx/onnx_pb.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "memledger/core/checked.h"
+
+namespace memledger {
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("{}: cannot open", path);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) fail("{}: read error", path);
+  return std::move(buffer).str();
+}
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+int64_t checked_elements(const Shape& shape, const std::string& what) {
+  for (int64_t d : shape)
+    if (d < 0) fail("{}: negative extent in {}", what, shape_to_string(shape));
+  return element_count(shape, what);
+}
+
+// ---- NumPy ----
+
+struct NpyType {
+  const char* descr;
+  DType dtype;
+};
+constexpr NpyType kNpyTypes[] = {{"<f4", DType::kFloat32}, {"<f8", DType::kFloat64}, {"<f2", DType::kFloat16},
+                                 {"|i1", DType::kInt8},    {"|u1", DType::kUInt8},   {"<i2", DType::kInt16},
+                                 {"<u2", DType::kUInt16},  {"<i4", DType::kInt32},   {"<i8", DType::kInt64},
+                                 {"|b1", DType::kBool}};
+
+// The value of `key` in the header dict, up to the next top-level comma or brace.
+std::string header_field(const std::string& header, const std::string& key, const std::string& what) {
+  const size_t at = header.find("'" + key + "'");
+  if (at == std::string::npos) fail("{}: .npy header has no '{}'", what, key);
+  size_t pos = header.find(':', at);
+  if (pos == std::string::npos) fail("{}: malformed .npy header", what);
+  ++pos;
+  while (pos < header.size() && header[pos] == ' ') ++pos;
+  size_t end = pos;
+  if (end < header.size() && header[end] == '(') {
+    end = header.find(')', end);
+    if (end == std::string::npos) fail("{}: malformed .npy shape", what);
+    ++end;
+  } else {
+    while (end < header.size() && header[end] != ',' && header[end] != '}') ++end;
+  }
+  return header.substr(pos, end - pos);
+}
+
+}  // namespace
+
+bool is_tensor_proto_path(const std::string& path) {
+  if (ends_with(path, ".pb")) return true;
+  if (ends_with(path, ".npy")) return false;
+  fail("{}: unknown tensor file type (expected .pb or .npy)", path);
+}
+
+NamedTensor parse_npy(const std::string& bytes, const std::string& what) {
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) fail("{}: not a .npy file", what);
+  const int major = static_cast<unsigned char>(bytes[6]);
+  size_t header_len = 0, offset = 0;
+  if (major == 1) {
+    header_len = static_cast<unsigned char>(bytes[8]) | static_cast<size_t>(static_cast<unsigned char>(bytes[9])) << 8;
+    offset = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) fail("{}: truncated .npy header", what);
+    for (int i = 3; i >= 0; --i) header_len = header_len << 8 | static_cast<unsigned char>(bytes[8 + i]);
+    offset = 12;
+  } else {
+    fail("{}: .npy version {} is not supported", what, major);
+  }
+  if (bytes.size() < offset + header_len) fail("{}: truncated .npy header", what);
+  const std::string header = bytes.substr(offset, header_len);
+  offset += header_len;
+  std::string descr = header_field(header, "descr", what);
+  if (descr.size() < 2) fail("{}: malformed dtype {}", what, descr);
+  descr = descr.substr(1, descr.size() - 2);  // strip quotes
+  if (descr == "<b1" || descr == "=b1") descr = "|b1";
+  if (descr == "<i1") descr = "|i1";
+  if (descr == "<u1") descr = "|u1";
+  std::optional<DType> dtype;
+  for (const NpyType& t : kNpyTypes)
+    if (descr == t.descr) dtype = t.dtype;
+  if (!dtype) fail("{}: .npy dtype '{}' is not supported", what, descr);
+  if (header_field(header, "fortran_order", what) != "False") fail("{}: Fortran-order .npy is not supported", what);
+  const std::string shape_text = header_field(header, "shape", what);
+  Shape shape;
+  std::string number;
+  for (char c : shape_text) {
+    if (c >= '0' && c <= '9') {
+      number += c;
+    } else if (c == ',' || c == ')') {
+      if (!number.empty()) {
+        if (number.size() > 18) fail("{}: extent too large", what);
+        shape.push_back(std::stoll(number));
+      }
+      number.clear();
+    } else if (c != '(' && c != ' ' && c != 'L') {
+      fail("{}: malformed .npy shape {}", what, shape_text);
+    }
+  }
+  const int64_t elements = checked_elements(shape, what);
+  const int64_t need = checked_mul(elements, int64_t{host_element_bytes(*dtype)}, what);
+  if (static_cast<int64_t>(bytes.size() - offset) != need)
+    fail("{}: .npy data has {} bytes, shape {} needs {}", what, bytes.size() - offset, shape_to_string(shape), need);
+  NamedTensor result{.name = "", .tensor = Tensor(*dtype, shape)};
+  std::memcpy(result.tensor.bytes().data(), bytes.data() + offset, static_cast<size_t>(need));
+  return result;
+}
+
+std::string serialize_npy(const Tensor& tensor) {
+  const char* descr = nullptr;
+  for (const NpyType& t : kNpyTypes)
+    if (t.dtype == tensor.dtype()) descr = t.descr;
+  if (!descr) fail("cannot write a {} tensor as .npy", dtype_name(tensor.dtype()));
+  std::string shape = "(";
+  for (int64_t d : tensor.shape()) shape += std::to_string(d) + (tensor.shape().size() == 1 ? "," : ", ");
+  if (tensor.shape().size() > 1) shape.resize(shape.size() - 2);
+  shape += ")";
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr, shape);
+  const size_t total = 10 + header.size() + 1;
+  header += std::string((64 - total % 64) % 64, ' ') + "\n";
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  out += header;
+  out.append(reinterpret_cast<const char*>(tensor.bytes().data()), tensor.bytes().size());
+  return out;
+}
+
+// ---- TensorProto ----
+
+NamedTensor parse_tensor_proto(const std::string& bytes, const std::string& what) {
+  onnx::TensorProto proto;
+  if (!proto.ParseFromString(bytes)) fail("{}: not a valid TensorProto", what);
+  const std::optional<DType> dtype = dtype_from_onnx_code(proto.data_type());
+  if (!dtype) fail("{}: TensorProto data type {} is not supported", what, proto.data_type());
+  if (*dtype == DType::kInt4 || *dtype == DType::kUInt4) fail("{}: packed 4-bit tensors are not supported here", what);
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) fail("{}: external data is not supported", what);
+  if (proto.has_segment()) fail("{}: segmented tensors are not supported", what);
+  const Shape shape(proto.dims().begin(), proto.dims().end());
+  const int64_t elements = checked_elements(shape, what);
+  const int element_bytes = host_element_bytes(*dtype);
+  NamedTensor result{.name = proto.name(), .tensor = {}};
+  auto check_count = [&](int64_t present) {
+    if (present != elements)
+      fail("{}: {} values for shape {} ({} elements)", what, present, shape_to_string(shape), elements);
+  };
+  if (proto.has_raw_data()) {
+    check_count(static_cast<int64_t>(proto.raw_data().size()) / element_bytes);
+    if (static_cast<int64_t>(proto.raw_data().size()) != elements * element_bytes) fail("{}: raw_data size", what);
+    result.tensor = Tensor(*dtype, shape);
+    std::memcpy(result.tensor.bytes().data(), proto.raw_data().data(), proto.raw_data().size());
+    return result;
+  }
+  auto fill = [&](const auto& field, auto convert) {
+    check_count(field.size());
+    result.tensor = Tensor(*dtype, shape);
+    std::byte* out = result.tensor.bytes().data();
+    for (int i = 0; i < field.size(); ++i) convert(out + static_cast<int64_t>(i) * element_bytes, field.Get(i));
+  };
+  auto store = [&](auto typed) {
+    return [element_bytes](std::byte* out, auto v) {
+      auto narrowed = static_cast<decltype(typed)>(v);
+      static_assert(sizeof narrowed <= 8);
+      std::memcpy(out, &narrowed, static_cast<size_t>(element_bytes));
+    };
+  };
+  switch (*dtype) {
+    case DType::kFloat32:
+      fill(proto.float_data(), store(float{}));
+      break;
+    case DType::kFloat64:
+      fill(proto.double_data(), store(double{}));
+      break;
+    case DType::kInt64:
+      fill(proto.int64_data(), store(int64_t{}));
+      break;
+    case DType::kInt32:
+      fill(proto.int32_data(), store(int32_t{}));
+      break;
+    case DType::kInt16:
+      fill(proto.int32_data(), store(int16_t{}));
+      break;
+    case DType::kInt8:
+      fill(proto.int32_data(), store(int8_t{}));
+      break;
+    case DType::kUInt8:
+    case DType::kBool:
+      fill(proto.int32_data(), store(uint8_t{}));
+      break;
+    case DType::kUInt16:
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      fill(proto.int32_data(), store(uint16_t{}));
+      break;
+    default:
+      fail("{}: {} TensorProto without raw_data is not supported", what, dtype_name(*dtype));
+  }
+  return result;
+}
+
+std::string serialize_tensor_proto(const Tensor& tensor, const std::string& name) {
+  if (tensor.dtype() == DType::kInt4 || tensor.dtype() == DType::kUInt4)
+    fail("cannot write packed 4-bit tensors as TensorProto here");
+  onnx::TensorProto proto;
+  proto.set_name(name);
+  proto.set_data_type(dtype_onnx_code(tensor.dtype()));
+  for (int64_t d : tensor.shape()) proto.add_dims(d);
+  proto.set_raw_data(reinterpret_cast<const char*>(tensor.bytes().data()), tensor.bytes().size());
+  return proto.SerializeAsString();
+}
+
+NamedTensor read_tensor_file(const std::string& path) {
+  const bool pb = is_tensor_proto_path(path);
+  const std::string bytes = read_file(path);
+  return pb ? parse_tensor_proto(bytes, path) : parse_npy(bytes, path);
+}
+
+void write_tensor_file(const std::string& path, const Tensor& tensor, const std::string& name) {
+  const std::string bytes = is_tensor_proto_path(path) ? serialize_tensor_proto(tensor, name) : serialize_npy(tensor);
+  const std::string temp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) fail("{}: cannot write", temp);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      std::remove(temp.c_str());
+      fail("{}: write failed", path);
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::remove(temp.c_str());
+    fail("{}: cannot rename the written file into place: {}", path, ec.message());
+  }
+}
+
+}  // namespace memledger
