@@ -1,0 +1,48 @@
+// Reads an ONNX model into the graph IR (DESIGN.md §2). libonnx's checker and strict
+// shape inference run first; then every value must have a static shape, and axis roles
+// are stated from operator semantics (ir/axis_roles.h). Everything the file claims is
+// checked against the bytes actually present before anything is allocated from it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "memledger/core/shape.h"
+#include "memledger/ir/graph.h"
+
+namespace memledger {
+
+// The default-domain opsets the importer accepts.
+inline constexpr int64_t kMinOnnxOpset = 7;
+inline constexpr int64_t kMaxOnnxOpset = 17;
+
+struct ImportOptions {
+  // Static shapes for graph inputs, by name (`--input-shape NAME=1x3x224x224`); they
+  // replace the declared shape, which must agree on rank and on every static extent.
+  std::map<std::string, Shape> input_shapes;
+  // `--input-layout NHWC`: 4-D graph inputs are N,H,W,C (models from NHWC sources).
+  bool input_layout_nhwc = false;
+  // Bound on a model file and on all its external data together (protobuf's own limit).
+  int64_t max_bytes = int64_t{2} << 30;
+};
+
+// Imports a model file. External data files must lie inside the model's folder. Every
+// failure is an Error whose message starts with the file's path.
+Graph import_onnx_file(const std::string& path, const ImportOptions& options = {});
+
+// Imports a serialized ModelProto. `source` names it in messages; `model_dir` is where
+// external data files are looked up (empty: external data is refused).
+Graph import_onnx_bytes(std::string_view bytes, const ImportOptions& options = {},
+                        const std::string& source = "<memory>", const std::string& model_dir = "");
+
+// Parses `NAME=1x3x224x224` (extents > 0) into options.input_shapes; an Error naming the
+// text when it is malformed or names an input twice.
+void add_input_shape(ImportOptions& options, const std::string& text);
+
+// True when ONNX defines `node`'s operator at `opset` (default domain) or it is one of
+// memledger's own operators. Anything else imports but cannot run (custom domains).
+bool is_known_operator(const Node& node, int64_t opset);
+
+}  // namespace memledger

@@ -1,0 +1,161 @@
+#include "memledger/onnx/export.h"
+
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "memledger/core/error.h"
+#include "memledger/ir/affine.h"
+#include "onnx/proto_tensor.h"
+
+namespace memledger {
+namespace {
+
+namespace fs = std::filesystem;
+
+// IR version 8 is what libonnx 1.12 writes; it reads every opset the importer accepts.
+constexpr int64_t kIrVersion = 8;
+
+void set_type(onnx::ValueInfoProto& info, const Value& v) {
+  info.set_name(v.name);
+  auto* tensor_type = info.mutable_type()->mutable_tensor_type();
+  tensor_type->set_elem_type(dtype_onnx_code(v.dtype));
+  auto* shape = tensor_type->mutable_shape();
+  for (int64_t d : v.shape) shape->add_dim()->set_dim_value(d);
+}
+
+onnx::NodeProto& add_node(onnx::GraphProto& gp, const std::string& name, const std::string& op,
+                          const std::vector<std::string>& inputs, const std::vector<std::string>& outputs) {
+  onnx::NodeProto& np = *gp.add_node();
+  np.set_name(name);
+  np.set_op_type(op);
+  for (const auto& in : inputs) np.add_input(in);
+  for (const auto& out : outputs) np.add_output(out);
+  return np;
+}
+
+onnx::ModelProto to_model(const Graph& g) {
+  onnx::ModelProto model;
+  model.set_ir_version(kIrVersion);
+  model.set_producer_name("memledger");
+  auto* opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(g.opset);
+  std::set<std::string> other_domains;
+
+  onnx::GraphProto& gp = *model.mutable_graph();
+  gp.set_name(g.name);
+  auto name_of = [&](ValueId id) { return id.valid() ? g.value(id).name : std::string(); };
+
+  for (ValueId in : g.inputs()) set_type(*gp.add_input(), g.value(in));
+  // Every value a live node or the graph refers to: constants become initializers (sorted
+  // by name), the rest carry their shapes in value_info.
+  std::map<std::string, ValueId> constants;
+  std::vector<ValueId> computed;
+  std::set<int32_t> seen;
+  auto note = [&](ValueId v) {
+    if (!v.valid() || !seen.insert(v.index).second) return;
+    const Value& value = g.value(v);
+    if (value.is_constant())
+      constants.emplace(value.name, v);
+    else if (!g.is_graph_input(v) && !g.is_graph_output(v))
+      computed.push_back(v);
+  };
+  for (NodeId id : g.order()) {
+    for (ValueId in : g.node(id).inputs) note(in);
+    for (ValueId out : g.node(id).outputs) note(out);
+  }
+  for (ValueId out : g.outputs()) note(out);
+  std::set<std::string> names;
+  for (size_t i = 0; i < g.value_count(); ++i) names.insert(g.value(ValueId{static_cast<int32_t>(i)}).name);
+  for (const auto& [name, v] : constants) *gp.add_initializer() = onnx_io::tensor_to_proto(*g.value(v).constant, name);
+  for (ValueId v : computed) set_type(*gp.add_value_info(), g.value(v));
+  auto fresh = [&](const std::string& base) {
+    std::string name = base;
+    for (int i = 1; names.count(name); ++i) name = base + "_" + std::to_string(i);
+    names.insert(name);
+    return name;
+  };
+
+  for (NodeId id : g.order()) {
+    const Node& node = g.node(id);
+    std::vector<std::string> ins, outs;
+    for (ValueId in : node.inputs) ins.push_back(name_of(in));
+    for (ValueId out : node.outputs) outs.push_back(name_of(out));
+    if (is_affine(node)) {
+      // y = x·scale + bias as standard ONNX; both operands broadcast as they did.
+      ML_CHECK(ins.size() == 3 && outs.size() == 1, "Affine with {} inputs", ins.size());
+      const Value& y = g.value(node.outputs[0]);
+      const std::string scaled = fresh(y.name + "_scaled");
+      Value scaled_value = y;
+      scaled_value.name = scaled;
+      set_type(*gp.add_value_info(), scaled_value);
+      add_node(gp, node.name.empty() ? "" : node.name + "_mul", "Mul", {ins[0], ins[1]}, {scaled});
+      add_node(gp, node.name.empty() ? "" : node.name + "_add", "Add", {scaled, ins[2]}, outs);
+      continue;
+    }
+    onnx::NodeProto& np = add_node(gp, node.name, node.op, ins, outs);
+    if (!node.domain.empty()) {
+      np.set_domain(node.domain);
+      other_domains.insert(node.domain);
+    }
+    for (const auto& [key, attribute] : node.attributes)
+      *np.add_attribute() = onnx_io::attribute_to_proto(key, attribute);
+  }
+  for (ValueId out : g.outputs()) set_type(*gp.add_output(), g.value(out));
+  for (const auto& domain : other_domains) {
+    auto* entry = model.add_opset_import();
+    entry->set_domain(domain);
+    entry->set_version(1);
+  }
+  return model;
+}
+
+}  // namespace
+
+std::string export_onnx_bytes(const Graph& graph) {
+  const onnx::ModelProto model = to_model(graph);
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    fail("export of graph '{}': the ONNX checker refuses the result: {}", graph.name, e.what());
+  }
+  const size_t size = model.ByteSizeLong();
+  if (size > static_cast<size_t>(INT32_MAX))
+    fail("export of graph '{}': {} bytes exceed protobuf's 2 GiB limit", graph.name, size);
+  std::string bytes;
+  if (!model.SerializeToString(&bytes)) fail("export of graph '{}': serialization failed", graph.name);
+  return bytes;
+}
+
+void export_onnx_file(const Graph& graph, const std::string& path, const std::string& input_path) {
+  std::error_code ec;
+  if (!input_path.empty() && fs::exists(path, ec) && fs::equivalent(path, input_path, ec))
+    fail("{}: refusing to overwrite the input model", path);
+  const std::string bytes = export_onnx_bytes(graph);
+  fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const fs::path temp = dir / fmt::format(".{}.{}.tmp", target.filename().string(), ::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) fail("{}: cannot write to folder '{}'", path, dir.string());
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      fs::remove(temp, ec);
+      fail("{}: writing failed", path);
+    }
+  }
+  fs::rename(temp, target, ec);
+  if (ec) {
+    fs::remove(temp, ec);
+    fail("{}: cannot move the written model into place", path);
+  }
+}
+
+}  // namespace memledger

@@ -1,0 +1,446 @@
+#include "memledger/onnx/import.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "memledger/core/checked.h"
+#include "memledger/core/error.h"
+#include "memledger/ir/affine.h"
+#include "memledger/ir/axis_roles.h"
+#include "memledger/ir/verifier.h"
+#include "onnx/proto_tensor.h"
+
+namespace memledger {
+namespace {
+
+namespace fs = std::filesystem;
+using onnx::GraphProto;
+using onnx::ModelProto;
+using onnx::NodeProto;
+using onnx::TensorProto;
+using onnx::TypeProto;
+
+// "Conv 'conv1'", or "Conv #3" for an unnamed node (its position in the file).
+std::string proto_label(const NodeProto& node, int index) {
+  return node.name().empty() ? fmt::format("{} #{}", node.op_type(), index)
+                             : fmt::format("{} '{}'", node.op_type(), node.name());
+}
+
+bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+int64_t default_opset(const ModelProto& model) {
+  int64_t opset = -1;
+  for (const auto& entry : model.opset_import())
+    if (is_default_domain(entry.domain())) opset = entry.version();
+  if (opset < 0) fail("the model imports no opset of the default ONNX domain");
+  if (opset < kMinOnnxOpset || opset > kMaxOnnxOpset)
+    fail("opset {} is not supported (memledger reads opsets {} to {})", opset, kMinOnnxOpset, kMaxOnnxOpset);
+  return opset;
+}
+
+// Constructs the IR cannot hold, refused by name before anything else looks at them.
+void refuse_unsupported(const GraphProto& graph) {
+  if (graph.sparse_initializer_size() > 0)
+    fail("sparse initializer '{}' is not supported", graph.sparse_initializer(0).values().name());
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const NodeProto& node = graph.node(i);
+    for (const auto& attribute : node.attribute()) {
+      using A = onnx::AttributeProto;
+      if (attribute.type() == A::GRAPH || attribute.type() == A::GRAPHS || attribute.has_g() || attribute.graphs_size())
+        fail("node {}: attribute '{}' is a subgraph (If/Loop/Scan control flow is not supported)", proto_label(node, i),
+             attribute.name());
+      if (attribute.type() == A::SPARSE_TENSOR || attribute.type() == A::SPARSE_TENSORS)
+        fail("node {}: attribute '{}' is a sparse tensor (not supported)", proto_label(node, i), attribute.name());
+    }
+  }
+}
+
+// Checks that every name a node reads is defined somewhere (else: a missing initializer
+// or a dangling name) and puts the nodes in an order where each is defined before use
+// (Kahn's algorithm, keeping the file's order among ready nodes). A cycle is an Error
+// naming a node on it.
+void sort_nodes(GraphProto& graph) {
+  std::unordered_set<std::string> defined;
+  for (const auto& input : graph.input()) defined.insert(input.name());
+  for (const auto& init : graph.initializer()) defined.insert(init.name());
+  std::unordered_map<std::string, int> producer;
+  const int n = graph.node_size();
+  for (int i = 0; i < n; ++i)
+    for (const auto& out : graph.node(i).output()) {
+      if (out.empty()) continue;
+      if (defined.count(out) || !producer.emplace(out, i).second)
+        fail("node {}: output '{}' is already defined elsewhere", proto_label(graph.node(i), i), out);
+    }
+  std::vector<int> waiting(static_cast<size_t>(n), 0);
+  std::unordered_map<std::string, std::vector<int>> readers;
+  for (int i = 0; i < n; ++i) {
+    const NodeProto& node = graph.node(i);
+    std::unordered_set<std::string> seen;
+    for (const auto& in : node.input()) {
+      if (in.empty() || defined.count(in)) continue;
+      if (!producer.count(in))
+        fail("node {}: input '{}' is not defined: no graph input, initializer or node output has this name",
+             proto_label(node, i), in);
+      if (seen.insert(in).second) {
+        ++waiting[static_cast<size_t>(i)];
+        readers[in].push_back(i);
+      }
+    }
+  }
+  for (const auto& out : graph.output())
+    if (!defined.count(out.name()) && !producer.count(out.name()))
+      fail("graph output '{}' is not defined by any node, graph input or initializer (a dangling name)", out.name());
+
+  std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+  for (int i = 0; i < n; ++i)
+    if (waiting[static_cast<size_t>(i)] == 0) ready.push(i);
+  std::vector<int> order;
+  order.reserve(static_cast<size_t>(n));
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (const auto& out : graph.node(i).output()) {
+      const auto it = readers.find(out);
+      if (it == readers.end()) continue;
+      for (int reader : it->second)
+        if (--waiting[static_cast<size_t>(reader)] == 0) ready.push(reader);
+    }
+  }
+  if (static_cast<int>(order.size()) != n) {
+    for (int i = 0; i < n; ++i) {
+      if (waiting[static_cast<size_t>(i)] == 0) continue;
+      const NodeProto& node = graph.node(i);
+      for (const auto& in : node.input()) {
+        const auto it = producer.find(in);
+        if (it != producer.end() && waiting[static_cast<size_t>(it->second)] != 0)
+          fail("node {}: input '{}' comes from node {}, which depends on this node's output (a cycle)",
+               proto_label(node, i), in, proto_label(graph.node(it->second), it->second));
+      }
+    }
+    fail("the nodes form a cycle");
+  }
+  bool sorted = true;
+  for (int i = 0; i < n; ++i) sorted = sorted && order[static_cast<size_t>(i)] == i;
+  if (sorted) return;
+  google::protobuf::RepeatedPtrField<NodeProto> nodes;
+  nodes.Swap(graph.mutable_node());
+  for (int i : order) *graph.add_node() = nodes.Get(i);
+}
+
+// Moves external data into raw_data, after checking the location stays inside the model's
+// folder and the declared length against the file and the size bound.
+void resolve_external_data(TensorProto& tensor, const std::string& model_dir, int64_t& budget) {
+  const std::string what = "initializer '" + tensor.name() + "'";
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& entry : tensor.external_data()) {
+    try {
+      if (entry.key() == "location") location = entry.value();
+      if (entry.key() == "offset") offset = std::stoll(entry.value());
+      if (entry.key() == "length") length = std::stoll(entry.value());
+    } catch (const std::exception&) {
+      fail("{}: external data {} '{}' is not a number", what, entry.key(), entry.value());
+    }
+  }
+  if (model_dir.empty()) fail("{}: external data needs the model's folder (import from a file)", what);
+  if (location.empty()) fail("{}: external data without a location", what);
+  const fs::path relative(location);
+  if (relative.is_absolute()) fail("{}: external data location '{}' must be relative to the model", what, location);
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(fs::path(model_dir), ec);
+  const fs::path file = fs::weakly_canonical(dir / relative, ec);
+  if (ec) fail("{}: external data location '{}' cannot be resolved", what, location);
+  const auto [dir_end, file_it] = std::mismatch(dir.begin(), dir.end(), file.begin(), file.end());
+  if (dir_end != dir.end() || file == dir)
+    fail("{}: external data location '{}' leaves the model's folder", what, location);
+  const auto type = dtype_from_onnx_code(tensor.data_type());
+  if (!type) fail("{}: element type code {} is not supported", what, tensor.data_type());
+  Shape shape(tensor.dims().begin(), tensor.dims().end());
+  for (int64_t d : shape)
+    if (d < 0) fail("{}: negative extent in shape {}", what, shape_to_string(shape));
+  const int64_t expected = ceil_div(checked_mul(element_count(shape, what), dtype_bits(*type), what), 8);
+  if (length >= 0 && length != expected)
+    fail("{}: external data length {} does not match shape {} of {} ({} bytes)", what, length, shape_to_string(shape),
+         dtype_name(*type), expected);
+  const auto size = fs::file_size(file, ec);
+  if (ec) fail("{}: external data file '{}' cannot be read", what, location);
+  if (offset < 0 || checked_add(offset, expected, what) > static_cast<int64_t>(size))
+    fail("{}: external data file '{}' holds {} bytes, too few for {} bytes at offset {}", what, location, size,
+         expected, offset);
+  if (expected > budget) fail("{}: external data of {} bytes exceeds the size bound", what, expected);
+  budget -= expected;
+  std::ifstream in(file, std::ios::binary);
+  std::string data(static_cast<size_t>(expected), '\0');
+  in.seekg(offset);
+  if (!in.read(data.data(), expected)) fail("{}: external data file '{}' cannot be read", what, location);
+  tensor.clear_external_data();
+  tensor.set_data_location(TensorProto::DEFAULT);
+  tensor.set_raw_data(std::move(data));
+}
+
+// Applies --input-shape and checks every graph input has a static shape.
+void fix_input_shapes(GraphProto& graph, const ImportOptions& options) {
+  std::unordered_set<std::string> initializers;
+  for (const auto& init : graph.initializer()) initializers.insert(init.name());
+  std::vector<std::string> names;
+  for (const auto& input : graph.input())
+    if (!initializers.count(input.name())) names.push_back(input.name());
+  for (const auto& [name, shape] : options.input_shapes)
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      fail("--input-shape names '{}', which is not a graph input (inputs: {})", name, fmt::join(names, ", "));
+
+  for (auto& input : *graph.mutable_input()) {
+    if (initializers.count(input.name())) continue;
+    const std::string what = "graph input '" + input.name() + "'";
+    if (!input.type().has_tensor_type()) fail("{}: only tensor inputs are supported", what);
+    auto* tensor_type = input.mutable_type()->mutable_tensor_type();
+    const auto it = options.input_shapes.find(input.name());
+    if (it != options.input_shapes.end()) {
+      const Shape& given = it->second;
+      if (tensor_type->has_shape() && tensor_type->shape().dim_size() != static_cast<int>(given.size()))
+        fail("{}: --input-shape gives {} axes but the model declares {}", what, given.size(),
+             tensor_type->shape().dim_size());
+      if (tensor_type->has_shape())
+        for (int a = 0; a < tensor_type->shape().dim_size(); ++a) {
+          const auto& dim = tensor_type->shape().dim(a);
+          if (dim.has_dim_value() && dim.dim_value() != given[static_cast<size_t>(a)])
+            fail("{}: --input-shape gives axis {} extent {} but the model declares {}", what, a,
+                 given[static_cast<size_t>(a)], dim.dim_value());
+        }
+      auto* shape = tensor_type->mutable_shape();
+      shape->clear_dim();
+      for (int64_t d : given) shape->add_dim()->set_dim_value(d);
+    }
+    if (!tensor_type->has_shape())
+      fail("{} has no shape; give one with --input-shape {}=1x3x224x224", what, input.name());
+    for (int a = 0; a < tensor_type->shape().dim_size(); ++a) {
+      const auto& dim = tensor_type->shape().dim(a);
+      if (dim.has_dim_value() && dim.dim_value() >= 0) continue;
+      fail("{}: axis {} has no static extent{}; give one with --input-shape {}=...", what, a,
+           dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : "", input.name());
+    }
+  }
+}
+
+struct ValueType {
+  DType dtype;
+  Shape shape;
+};
+
+// A value's type after shape inference, or an Error naming it (and `where` it comes from).
+ValueType static_type(const TypeProto* type, const std::string& name, const std::string& where) {
+  if (!type) fail("{}: value '{}' has no type after shape inference", where, name);
+  if (!type->has_tensor_type())
+    fail("{}: value '{}' is not a tensor (sequences, maps and optionals are not supported)", where, name);
+  const auto& tensor_type = type->tensor_type();
+  if (tensor_type.elem_type() == TensorProto::STRING)
+    fail("{}: value '{}' is a string tensor (not supported)", where, name);
+  const auto dtype = dtype_from_onnx_code(tensor_type.elem_type());
+  if (!dtype)
+    fail("{}: value '{}' has element type {}, which is not supported", where, name,
+         TensorProto::DataType_IsValid(tensor_type.elem_type())
+             ? TensorProto::DataType_Name(static_cast<TensorProto::DataType>(tensor_type.elem_type()))
+             : std::to_string(tensor_type.elem_type()));
+  if (!tensor_type.has_shape()) fail("{}: value '{}' has no static shape after shape inference", where, name);
+  Shape shape;
+  for (const auto& dim : tensor_type.shape().dim()) {
+    if (!dim.has_dim_value() || dim.dim_value() < 0)
+      fail("{}: value '{}' has no static shape after shape inference (axis {} is {})", where, name, shape.size(),
+           dim.has_dim_param() ? "'" + dim.dim_param() + "'" : "unknown");
+    shape.push_back(dim.dim_value());
+  }
+  // The bytes of every value must be countable: a shape whose size overflows is refused here.
+  const std::string what = where + ": value '" + name + "' of shape " + shape_to_string(shape);
+  checked_mul(element_count(shape, what), host_element_bytes(*dtype), what);
+  return {*dtype, std::move(shape)};
+}
+
+Tensor constant_node_value(const NodeProto& node, const std::string& label) {
+  if (node.attribute_size() != 1) fail("node {}: a Constant needs exactly one value attribute", label);
+  const auto& a = node.attribute(0);
+  const std::string& key = a.name();
+  if (key == "value") return onnx_io::tensor_from_proto(a.t(), "node " + label + ": attribute 'value'");
+  if (key == "value_float") {
+    Tensor t(DType::kFloat32, {});
+    t.data<float>()[0] = a.f();
+    return t;
+  }
+  if (key == "value_int") {
+    Tensor t(DType::kInt64, {});
+    t.data<int64_t>()[0] = a.i();
+    return t;
+  }
+  if (key == "value_floats") {
+    Tensor t(DType::kFloat32, {a.floats_size()});
+    std::copy(a.floats().begin(), a.floats().end(), t.data<float>().begin());
+    return t;
+  }
+  if (key == "value_ints") {
+    Tensor t(DType::kInt64, {a.ints_size()});
+    std::copy(a.ints().begin(), a.ints().end(), t.data<int64_t>().begin());
+    return t;
+  }
+  if (key == "value_string" || key == "value_strings")
+    fail("node {}: attribute '{}' is a string constant (not supported)", label, key);
+  if (key == "sparse_value") fail("node {}: attribute 'sparse_value' is a sparse tensor (not supported)", label);
+  fail("node {}: unknown Constant attribute '{}'", label, key);
+}
+
+Graph build_graph(ModelProto& model, const ImportOptions& options, const std::string& model_dir) {
+  const int64_t opset = default_opset(model);
+  GraphProto& gp = *model.mutable_graph();
+  refuse_unsupported(gp);
+  sort_nodes(gp);
+  fix_input_shapes(gp, options);
+
+  // Initializers: external data is read (bounded) and every tensor converted after its
+  // declared size is checked against the bytes present.
+  int64_t budget = options.max_bytes;
+  for (auto& init : *gp.mutable_initializer())
+    if (init.data_location() == TensorProto::EXTERNAL) resolve_external_data(init, model_dir, budget);
+  std::unordered_map<std::string, Tensor> constants;
+  for (const auto& init : gp.initializer())
+    constants.emplace(init.name(), onnx_io::tensor_from_proto(init, "initializer '" + init.name() + "'"));
+
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    fail("the ONNX checker refuses the model: {}", e.what());
+  }
+  try {
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(/*check_type=*/true, /*strict=*/1,
+                                                                   /*data_propagation=*/true));
+  } catch (const std::exception& e) {
+    fail("shape inference fails: {}", e.what());
+  }
+
+  std::unordered_map<std::string, const TypeProto*> types;
+  for (const auto& vi : gp.input()) types[vi.name()] = &vi.type();
+  for (const auto& vi : gp.value_info()) types[vi.name()] = &vi.type();
+  for (const auto& vi : gp.output()) types[vi.name()] = &vi.type();
+  auto type_of = [&](const std::string& name) -> const TypeProto* {
+    const auto it = types.find(name);
+    return it == types.end() ? nullptr : it->second;
+  };
+
+  Graph g;
+  g.name = gp.name().empty() ? "main" : gp.name();
+  g.opset = opset;
+  std::unordered_map<std::string, ValueId> ids;
+  for (const auto& input : gp.input()) {
+    if (constants.count(input.name())) continue;
+    const ValueType t = static_type(&input.type(), input.name(), "graph input");
+    ids[input.name()] = g.add_input({.name = input.name(), .dtype = t.dtype, .shape = t.shape});
+  }
+  for (const auto& init : gp.initializer()) {
+    auto it = constants.find(init.name());
+    ids[init.name()] = g.add_constant(init.name(), std::move(it->second));
+  }
+
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const NodeProto& np = gp.node(i);
+    const std::string label = proto_label(np, i);
+    if (is_default_domain(np.domain()) && np.op_type() == "Constant") {
+      if (np.output_size() != 1 || np.output(0).empty()) fail("node {}: a Constant needs one output", label);
+      Tensor value = constant_node_value(np, label);
+      const ValueType t = static_type(type_of(np.output(0)), np.output(0), "node " + label);
+      if (t.shape != value.shape() || t.dtype != value.dtype())
+        fail("node {}: value {}{} does not match its inferred type", label, dtype_name(value.dtype()),
+             shape_to_string(value.shape()));
+      ids[np.output(0)] = g.add_constant(np.output(0), std::move(value));
+      continue;
+    }
+    Node node;
+    node.name = np.name();
+    node.op = np.op_type();
+    node.domain = is_default_domain(np.domain()) ? "" : np.domain();
+    for (const auto& attribute : np.attribute())
+      node.attributes[attribute.name()] = onnx_io::attribute_from_proto(attribute, label);
+    for (const auto& in : np.input()) node.inputs.push_back(in.empty() ? ValueId{} : ids.at(in));
+    int last_used = np.output_size() - 1;
+    while (last_used >= 0 && np.output(last_used).empty()) --last_used;
+    for (int o = 0; o <= last_used; ++o) {
+      const std::string& name = np.output(o);
+      if (name.empty()) fail("node {}: output {} is omitted but a later output is used (not supported)", label, o);
+      const ValueType t = static_type(type_of(name), name, "node " + label);
+      const ValueId id = g.add_value({.name = name, .dtype = t.dtype, .shape = t.shape});
+      ids[name] = id;
+      node.outputs.push_back(id);
+    }
+    g.add_node(std::move(node));
+  }
+  for (const auto& out : gp.output()) g.mark_output(ids.at(out.name()));
+
+  infer_axis_roles(g, {.inputs_nhwc = options.input_layout_nhwc});
+  verify_graph(g);
+  return g;
+}
+
+}  // namespace
+
+Graph import_onnx_bytes(std::string_view bytes, const ImportOptions& options, const std::string& source,
+                        const std::string& model_dir) {
+  try {
+    if (static_cast<int64_t>(bytes.size()) > options.max_bytes || bytes.size() > static_cast<size_t>(INT32_MAX))
+      fail("the file is {} bytes, more than the bound of {}", bytes.size(), options.max_bytes);
+    ModelProto model;
+    if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+      fail("not an ONNX model: the protobuf does not parse (a truncated or garbled file?)");
+    if (!model.has_graph()) fail("not an ONNX model: it has no graph");
+    return build_graph(model, options, model_dir);
+  } catch (const Error& e) {
+    throw Error(source + ": " + e.what(), e.code());
+  }
+}
+
+Graph import_onnx_file(const std::string& path, const ImportOptions& options) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) fail("{}: no such file", path);
+  const auto size = fs::file_size(path, ec);
+  if (ec) fail("{}: cannot read the file", path);
+  if (static_cast<int64_t>(size) > options.max_bytes)
+    fail("{}: the file is {} bytes, more than the bound of {}", path, size, options.max_bytes);
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(static_cast<size_t>(size), '\0');
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) fail("{}: cannot read the file", path);
+  std::string dir = fs::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  return import_onnx_bytes(bytes, options, path, dir);
+}
+
+void add_input_shape(ImportOptions& options, const std::string& text) {
+  const auto eq = text.rfind('=');
+  auto bad = [&] { fail("--input-shape '{}': expected NAME=1x3x224x224 with extents > 0", text); };
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) bad();
+  Shape shape;
+  size_t start = eq + 1;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find('x', start), text.size());
+    const std::string part = text.substr(start, end - start);
+    if (part.empty() || part.size() > 18 || part.find_first_not_of("0123456789") != std::string::npos) bad();
+    shape.push_back(std::stoll(part));
+    if (shape.back() <= 0) bad();
+    start = end + 1;
+  }
+  const std::string name = text.substr(0, eq);
+  if (!options.input_shapes.emplace(name, shape).second) fail("--input-shape names '{}' twice", name);
+}
+
+bool is_known_operator(const Node& node, int64_t opset) {
+  if (node.domain == kMemledgerDomain) return node.op == kAffineOp;
+  const std::string domain = is_default_domain(node.domain) ? "" : node.domain;
+  return onnx::OpSchemaRegistry::Schema(node.op, static_cast<int>(opset), domain) != nullptr;
+}
+
+}  // namespace memledger
