@@ -130,6 +130,10 @@ enum class Outcome { kFound, kInfeasible, kNodeLimit, kTimeout };
 
 // Depth-first search over canonical placements within one capacity. The state changes of
 // each placement are logged and undone on the way back.
+//
+// Dynamic decomposition (as MiniMalloc's): when no unplaced buffer spans the boundary
+// between two sections any more, the buffers on either side no longer interact, so each
+// side is searched on its own and a failure on one side never re-opens choices on the other.
 class Search {
  public:
   Search(const Instance& in, const std::vector<int32_t>& rank, int64_t capacity, Clock::time_point deadline)
@@ -138,25 +142,42 @@ class Search {
         capacity_(capacity),
         deadline_(deadline),
         offset_(in.index.size(), -1),
+        solution_(in.index.size(), -1),
         min_offset_(in.index.size(), 0),
         floor_(in.sections, 0),
         total_(in.total),
+        cuts_(std::max(in.sections - 1, 0), 0),
         stamp_(in.sections, 0),
-        candidates_(in.index.size() + 1) {}
+        candidates_(2 * in.index.size() + 2) {
+    // cuts_[s]: buffers spanning the boundary between sections s and s + 1.
+    for (size_t k = 0; k < in.index.size(); ++k) {
+      for (int32_t s = in.lo[k]; s + 1 < in.hi[k]; ++s) ++cuts_[s];
+    }
+  }
 
   Outcome run(int64_t node_limit) {
     node_limit_ = node_limit;
-    unplaced_ = static_cast<int64_t>(in_.index.size());
     for (int32_t s = 0; s < in_.sections; ++s) {
       if (total_[s] > capacity_) return Outcome::kInfeasible;
     }
-    return search(0, -1, 0);
+    std::vector<int32_t> all(in_.index.size());
+    std::iota(all.begin(), all.end(), 0);
+    std::vector<int32_t> cutpoints;
+    for (int32_t s = 0; s + 1 < in_.sections; ++s) {
+      if (cuts_[s] == 0) cutpoints.push_back(s + 1);
+    }
+    return solve_parts({std::move(all), 0, in_.sections}, cutpoints, 0);
   }
 
-  const std::vector<int64_t>& found() const { return found_; }
+  // Offsets of every buffer, valid after run() returned kFound.
+  const std::vector<int64_t>& found() const { return solution_; }
   int64_t nodes() const { return nodes_; }
 
  private:
+  struct Partition {
+    std::vector<int32_t> buffers;  // some may be placed already
+    int32_t lo, hi;                // sections [lo, hi)
+  };
   struct Candidate {
     int64_t offset;
     int32_t rank;
@@ -167,63 +188,102 @@ class Search {
     int64_t value;
   };
 
-  Outcome search(int64_t last_offset, int32_t last_rank, size_t depth) {
+  Outcome search(const Partition& part, int64_t last_offset, int32_t last_rank, size_t depth) {
     if (++nodes_ > node_limit_) return Outcome::kNodeLimit;
-    if ((nodes_ & 1023) == 0 && Clock::now() > deadline_) return Outcome::kTimeout;
-    if (unplaced_ == 0) {
-      found_ = offset_;
-      return Outcome::kFound;
-    }
+    if ((nodes_ & 63) == 0 && Clock::now() > deadline_) return Outcome::kTimeout;
     std::vector<Candidate>& candidates = candidates_[depth];
     candidates.clear();
     int64_t min_height = std::numeric_limits<int64_t>::max();
-    for (size_t k = 0; k < offset_.size(); ++k) {
+    for (const int32_t k : part.buffers) {
       if (offset_[k] >= 0) continue;
-      candidates.push_back({min_offset_[k], rank_[k], static_cast<int32_t>(k)});
+      candidates.push_back({min_offset_[k], rank_[k], k});
       min_height = std::min(min_height, min_offset_[k] + in_.size[k]);
     }
+    if (candidates.empty()) return Outcome::kFound;
     std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
       return std::tie(a.offset, a.rank) < std::tie(b.offset, b.rank);
     });
-    for (const Candidate& c : candidates) {
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const Candidate c = candidates[i];  // a copy: deeper levels reuse other lists only
       // Dominance: the buffer that reaches min_height could be placed below this one first.
       if (c.offset >= min_height) break;
       // Canonical order: offsets never go down; at equal offsets, ranks go up.
       if (c.offset < last_offset || (c.offset == last_offset && c.rank < last_rank)) continue;
       const size_t offset_mark = offset_log_.size();
       const size_t floor_mark = floor_log_.size();
-      place(c.buffer, c.offset);
+      const bool hatless = place(c.buffer, c.offset);
       Outcome outcome = Outcome::kInfeasible;
-      if (fits(c.offset)) outcome = search(c.offset, c.rank, depth + 1);
+      if (fits(part, c.offset)) outcome = descend(part, c, depth);
       unplace(c.buffer, offset_mark, floor_mark);
       if (outcome != Outcome::kInfeasible) return outcome;
+      // A buffer that meets no unplaced buffer is independent of the rest: if the rest fails
+      // with it placed, it fails with any other choice here too.
+      if (hatless) return Outcome::kInfeasible;
     }
     return Outcome::kInfeasible;
   }
 
-  void place(int32_t k, int64_t offset) {
+  // After placing c: go on in this partition, or in its parts if c was the last buffer
+  // spanning some boundary.
+  Outcome descend(const Partition& part, const Candidate& c, size_t depth) {
+    solution_[c.buffer] = c.offset;
+    std::vector<int32_t> cutpoints;
+    for (int32_t s = in_.lo[c.buffer]; s + 1 < in_.hi[c.buffer]; ++s) {
+      if (--cuts_[s] == 0) cutpoints.push_back(s + 1);
+    }
+    const Outcome outcome =
+        cutpoints.empty() ? search(part, c.offset, c.rank, depth + 1) : solve_parts(part, cutpoints, depth + 1);
+    for (int32_t s = in_.lo[c.buffer]; s + 1 < in_.hi[c.buffer]; ++s) ++cuts_[s];
+    return outcome;
+  }
+
+  // Splits `part` at the (sorted) cutpoints and solves each piece on its own.
+  Outcome solve_parts(const Partition& part, const std::vector<int32_t>& cutpoints, size_t depth) {
+    std::vector<int32_t> bounds = {part.lo};
+    for (const int32_t cut : cutpoints) {
+      if (cut > part.lo && cut < part.hi) bounds.push_back(cut);
+    }
+    bounds.push_back(part.hi);
+    for (size_t b = 0; b + 1 < bounds.size(); ++b) {
+      Partition sub{{}, bounds[b], bounds[b + 1]};
+      for (const int32_t k : part.buffers) {
+        if (offset_[k] < 0 && in_.lo[k] < sub.hi && sub.lo < in_.hi[k]) sub.buffers.push_back(k);
+      }
+      if (sub.buffers.empty()) continue;
+      const Outcome outcome = search(sub, 0, -1, depth);
+      if (outcome != Outcome::kFound) return outcome;
+    }
+    return Outcome::kFound;
+  }
+
+  // Returns whether k meets no unplaced buffer.
+  bool place(int32_t k, int64_t offset) {
     offset_[k] = offset;
-    --unplaced_;
     const int64_t top = offset + in_.size[k];
     ++epoch_;
+    bool hatless = true;
     for (const int32_t o : in_.overlaps[k]) {
-      if (offset_[o] >= 0 || min_offset_[o] >= top) continue;
+      if (offset_[o] >= 0) continue;
+      hatless = false;
+      if (min_offset_[o] >= top) continue;
       offset_log_.push_back({o, min_offset_[o]});
       const int64_t a = in_.alignment[o];
       min_offset_[o] = a == 1 ? top : (top + a - 1) / a * a;
-      for (int32_t s = in_.lo[o]; s < in_.hi[o]; ++s) stamp_[s] = epoch_;
+      for (int32_t s = in_.lo[o]; s < in_.hi[o]; ++s) {
+        if (stamp_[s] != epoch_) {
+          stamp_[s] = epoch_;
+          touched_.push_back(s);
+        }
+      }
     }
     // Every buffer still unplaced in k's sections meets k, so none can go below its top.
     for (int32_t s = in_.lo[k]; s < in_.hi[k]; ++s) {
       floor_log_.push_back({s, floor_[s]});
       floor_[s] = top;
       total_[s] -= in_.size[k];
-      stamp_[s] = 0;
     }
     // Sections whose buffers were pushed up: their floor is at least their lowest buffer.
-    for (int32_t s = 0; s < in_.sections; ++s) {
-      if (stamp_[s] != epoch_) continue;
-      stamp_[s] = 0;
+    for (const int32_t s : touched_) {
       int64_t lowest = std::numeric_limits<int64_t>::max();
       for (const int32_t m : in_.members[s]) {
         if (offset_[m] < 0) lowest = std::min(lowest, min_offset_[m]);
@@ -233,6 +293,8 @@ class Search {
         floor_[s] = lowest;
       }
     }
+    touched_.clear();
+    return hatless;
   }
 
   void unplace(int32_t k, size_t offset_mark, size_t floor_mark) {
@@ -246,13 +308,12 @@ class Search {
       offset_log_.pop_back();
     }
     offset_[k] = -1;
-    ++unplaced_;
   }
 
-  // Inference: in every section, what is unplaced stacks at or above both the section's
-  // floor and the offset just used (later placements never go lower).
-  bool fits(int64_t offset) const {
-    for (int32_t s = 0; s < in_.sections; ++s) {
+  // Inference: in every section of the partition, what is unplaced stacks at or above both
+  // the section's floor and the offset just used (later placements here never go lower).
+  bool fits(const Partition& part, int64_t offset) const {
+    for (int32_t s = part.lo; s < part.hi; ++s) {
       if (total_[s] > 0 ? std::max(floor_[s], offset) + total_[s] > capacity_ : floor_[s] > capacity_) return false;
     }
     return true;
@@ -263,15 +324,16 @@ class Search {
   const int64_t capacity_;
   const Clock::time_point deadline_;
   std::vector<int64_t> offset_;      // -1: unplaced
+  std::vector<int64_t> solution_;    // the offsets of the last success, per buffer
   std::vector<int64_t> min_offset_;  // lowest offset above the placed buffers it meets
   std::vector<int64_t> floor_;
   std::vector<int64_t> total_;  // sizes still unplaced per section
+  std::vector<int32_t> cuts_;
   std::vector<uint32_t> stamp_;
+  std::vector<int32_t> touched_;
   uint32_t epoch_ = 0;
   std::vector<std::vector<Candidate>> candidates_;  // one list per depth
   std::vector<Change> offset_log_, floor_log_;
-  std::vector<int64_t> found_;
-  int64_t unplaced_ = 0;
   int64_t nodes_ = 0;
   int64_t node_limit_ = 0;
 };
