@@ -9,12 +9,16 @@
 // offset is at or above the lowest end any other buffer could reach is skipped (that other
 // buffer would go first in the canonical order); and for every section of time (between two
 // consecutive events) the floor of what is still unplaced plus the sizes still unplaced must
-// fit under C. Buffers are tried in order of lowest offset, ties broken by a static
+// fit under C. When the last buffer spanning a boundary in time is placed, the two sides
+// are searched independently (dynamic decomposition), and a buffer that meets no unplaced
+// buffer is never swapped for another choice. Buffers are tried in order of lowest offset, ties broken by a static
 // preordering (largest section total first, then size, then area); several preorderings
 // take turns with a growing node limit. The capacity itself goes down from the greedy arena:
 // the lower bound first, then a binary search between what is proven and what is found.
 //
 // Limits: problems with fixed offsets, or too many overlapping pairs, get the greedy result.
+// On generated hard instances of 300-450 buffers it often runs out of budget (see
+// docs/benchmarks.md, "Placement").
 #pragma once
 
 #include <cstdint>
