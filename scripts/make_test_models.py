@@ -91,7 +91,7 @@ def typed_and_constant():
     """Initializers in typed fields (not raw_data), a Constant node, int64 and float16."""
     scale = helper.make_tensor("scale", F, [1, 2, 1, 1], [0.5, 2.0])  # float_data
     shape = helper.make_tensor("shape", TensorProto.INT64, [2], [1, -1])  # int64_data
-    half = helper.make_tensor("h", TensorProto.FLOAT16, [2], np.array([1.0, 2.0], np.float16).view(np.uint16).tolist())
+    half = helper.make_tensor("h", TensorProto.FLOAT16, [2], [1.0, 2.0])  # make_tensor stores the bits in int32_data
     nodes = [
         helper.make_node("Constant", [], ["offset"], name="offset_const",
                          value=helper.make_tensor("v", F, [1, 2, 1, 1], [1.0, -1.0])),

@@ -116,7 +116,8 @@ class Propagator {
   }
 
   void visit(const Node& n) {
-    if (n.outputs.empty()) return;
+    // Omitted data inputs or outputs state nothing (the checker refuses most of them).
+    if (n.outputs.empty() || n.inputs.empty() || !n.inputs[0].valid()) return;
     const ValueId out = n.outputs[0];
     if (is_channel_first_op(n)) {
       state(n.inputs.at(0), channel_first_roles(g_.value(n.inputs[0]).shape.size()));
@@ -139,11 +140,11 @@ class Propagator {
         }
       return;
     }
-    if (n.domain.empty() && n.op == "Transpose" && !n.inputs.empty()) {
+    if (n.domain.empty() && n.op == "Transpose") {
       transpose(n);
       return;
     }
-    if (is_reduction(n) && n.int_attr("keepdims", 1) == 1 && !n.inputs.empty()) same_axes(n.inputs[0], out);
+    if (is_reduction(n) && n.int_attr("keepdims", 1) == 1) same_axes(n.inputs[0], out);
   }
 
  private:

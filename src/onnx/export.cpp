@@ -1,6 +1,7 @@
 #include "memledger/onnx/export.h"
 
 #include <onnx/checker.h>
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
@@ -108,10 +109,14 @@ onnx::ModelProto to_model(const Graph& g) {
       *np.add_attribute() = onnx_io::attribute_to_proto(key, attribute);
   }
   for (ValueId out : g.outputs()) set_type(*gp.add_output(), g.value(out));
+  // The IR keeps only the default domain's opset; other domains ONNX knows get their
+  // newest version (ai.onnx.ml, ai.onnx.preview.training), unknown ones version 1.
+  const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   for (const auto& domain : other_domains) {
     auto* entry = model.add_opset_import();
     entry->set_domain(domain);
-    entry->set_version(1);
+    const auto it = known.find(domain);
+    entry->set_version(it == known.end() ? 1 : it->second.second);
   }
   return model;
 }

@@ -17,6 +17,7 @@
 #include "memledger/ir/affine.h"
 #include "memledger/ir/axis_roles.h"
 #include "memledger/ir/verifier.h"
+#include "onnx/fold_shapes.h"
 #include "onnx/proto_tensor.h"
 
 namespace memledger {
@@ -317,12 +318,17 @@ Graph build_graph(ModelProto& model, const ImportOptions& options, const std::st
   } catch (const std::exception& e) {
     fail("the ONNX checker refuses the model: {}", e.what());
   }
-  try {
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
-                                       onnx::ShapeInferenceOptions(/*check_type=*/true, /*strict=*/1,
-                                                                   /*data_propagation=*/true));
-  } catch (const std::exception& e) {
-    fail("shape inference fails: {}", e.what());
+  // Strict shape inference, then fold the shape computations it could not see through and
+  // infer again, until nothing more folds (each round folds at least one node).
+  for (int round = 0;; ++round) {
+    try {
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                         onnx::ShapeInferenceOptions(/*check_type=*/true, /*strict=*/1,
+                                                                     /*data_propagation=*/true));
+    } catch (const std::exception& e) {
+      fail("shape inference fails: {}", e.what());
+    }
+    if (round == gp.node_size() || onnx_io::fold_shape_computations(model) == 0) break;
   }
 
   std::unordered_map<std::string, const TypeProto*> types;
@@ -439,8 +445,12 @@ void add_input_shape(ImportOptions& options, const std::string& text) {
 
 bool is_known_operator(const Node& node, int64_t opset) {
   if (node.domain == kMemledgerDomain) return node.op == kAffineOp;
-  const std::string domain = is_default_domain(node.domain) ? "" : node.domain;
-  return onnx::OpSchemaRegistry::Schema(node.op, static_cast<int>(opset), domain) != nullptr;
+  if (is_default_domain(node.domain)) return onnx::OpSchemaRegistry::Schema(node.op, static_cast<int>(opset), "");
+  // Other domains ONNX defines (ai.onnx.ml, ai.onnx.preview.training): the IR does not keep
+  // their opset, so ask at their newest version.
+  const auto& domains = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto it = domains.find(node.domain);
+  return it != domains.end() && onnx::OpSchemaRegistry::Schema(node.op, it->second.second, node.domain) != nullptr;
 }
 
 }  // namespace memledger
