@@ -5,7 +5,11 @@
 
 #include "commands.h"
 #include "device_option.h"
+#include "memledger/plan/memory_plan.h"
+#include "memledger/report/text_report.h"
+#include "memledger/report/units.h"
 #include "memledger/teaching/example.h"
+#include "memledger/teaching/variants.h"
 
 namespace memledger::cli {
 namespace {
@@ -49,6 +53,36 @@ void print_layout_story(const DeviceProfile& profile) {
       fmt::format("{} elements × 4 bits; {}", f.int4_c12.elements(), f.int4_c12.explain_bytes()));
 }
 
+void print_plan_story(const DeviceProfile& profile) {
+  fmt::print("\n5. Peak memory is what is live at the same instant\n");
+  fmt::print("   One fused per-channel affine, planned four ways under '{}':\n", profile.name);
+  std::vector<std::pair<char, MemoryPlan>> plans;
+  for (const auto& variant : teaching::affine_variants()) {
+    const MemoryPlan plan = plan_memory(variant.graph, profile, variant.options);
+    fmt::print("\n   {}. {}: {}\n", variant.letter, variant.title, variant.story);
+    fmt::print("{}", buffer_table(plan));
+    fmt::print("{}", timeline_text(plan, 10));
+    fmt::print("   → {}\n", plan_verdict(plan));
+    plans.emplace_back(variant.letter, plan);
+  }
+  fmt::print("\n   {:<9} {:>12} {:>10}  {}\n", "variant", "peak-live", "arena", "verdict");
+  for (const auto& [letter, plan] : plans)
+    fmt::print("   {:<9} {:>12} {:>10}  {}\n", letter, plan.ledger.peak_live_bytes, plan.arena_bytes,
+               plan.fits ? "fits" : fmt::format("does not fit in {}", plan.capacity_bytes));
+
+  fmt::print("\n6. The model a user brings: Mul + Add with scale and bias stored at x's full shape\n");
+  const MemoryPlan expanded = plan_memory(teaching::expanded_mul_add_model(), profile);
+  fmt::print("{}", buffer_table(expanded));
+  fmt::print("{}", timeline_text(expanded, 10));
+  fmt::print("   → {}\n", plan_verdict(expanded));
+  const auto& constants = expanded.ledger.by_category.at(BufferCategory::kConstant);
+  fmt::print(
+      "   The two expanded constants alone hold {} of physical memory for {} of values; kept compact they "
+      "would hold {} B.\n",
+      human_bytes(constants.physical_bytes), human_bytes(constants.logical_bytes),
+      2 * teaching::layout_figures(profile).parameter_compact.bytes());
+}
+
 }  // namespace
 
 void register_demo(CLI::App& app, int& /*exit_code*/) {
@@ -60,6 +94,7 @@ void register_demo(CLI::App& app, int& /*exit_code*/) {
     fmt::print("memledger demo: the teaching example (DESIGN.md §5)\n");
     fmt::print("device: {}\n\n", describe_device(profile));
     print_layout_story(profile);
+    print_plan_story(profile);
   });
 }
 

@@ -1,0 +1,67 @@
+#include "memledger/report/json_report.h"
+
+#include <nlohmann/json.hpp>
+
+namespace memledger {
+
+std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const DeviceProfile& profile,
+                             const std::string& model) {
+  using nlohmann::json;
+  json by_category = json::object();
+  for (const auto& [category, t] : plan.ledger.by_category)
+    by_category[std::string(to_string(category))] = {
+        {"logical_bytes", t.logical_bytes}, {"physical_bytes", t.physical_bytes}, {"count", t.count}};
+
+  json buffers = json::array();
+  for (size_t i = 0; i < plan.liveness.buffers.size(); ++i) {
+    const auto& b = plan.liveness.buffers[i];
+    json entry = {
+        {"name", b.name},
+        {"category", std::string(to_string(b.category))},
+        {"logical_bytes", b.logical_bytes},
+        {"physical_bytes", b.physical_bytes},
+        {"first_step", b.first_step},
+        {"last_step", b.last_step},
+        {"offset", plan.offsets[i]},
+        {"alias_of", b.alias_of ? json(plan.liveness.buffers[static_cast<size_t>(*b.alias_of)].name) : json()}};
+    if (b.value.valid()) {
+      const Value& v = graph.value(b.value);
+      entry["dtype"] = std::string(dtype_name(v.dtype));
+      entry["shape"] = v.shape;
+    }
+    buffers.push_back(std::move(entry));
+  }
+
+  json timeline = json::array();
+  for (const auto& step : plan.ledger.timeline) {
+    json live = json::array();
+    for (int b : step.live_buffers) live.push_back(plan.liveness.buffers[static_cast<size_t>(b)].name);
+    timeline.push_back(
+        {{"step", step.step}, {"node", step.node_name}, {"live_bytes", step.live_bytes}, {"live", live}});
+  }
+
+  const json report = {{"schema_version", kReportSchemaVersion},
+                       {"model", model},
+                       {"device",
+                        {{"name", profile.name},
+                         {"capacity_bytes", profile.capacity_bytes},
+                         {"alignment_bytes", profile.alignment_bytes}}},
+                       {"ledger",
+                        {{"logical_bytes", plan.ledger.logical_bytes},
+                         {"physical_bytes", plan.ledger.physical_bytes},
+                         {"peak_live_bytes", plan.ledger.peak_live_bytes},
+                         {"peak_step", plan.ledger.peak_step},
+                         {"by_category", by_category}}},
+                       {"plan",
+                        {{"algorithm", plan.algorithm},
+                         {"arena_bytes", plan.arena_bytes},
+                         {"lower_bound_bytes", plan.lower_bound_bytes},
+                         {"fragmentation_bytes", plan.arena_bytes - plan.ledger.peak_live_bytes},
+                         {"optimal", plan.optimal},
+                         {"fits", plan.fits}}},
+                       {"buffers", buffers},
+                       {"timeline", timeline}};
+  return report.dump(2) + "\n";
+}
+
+}  // namespace memledger

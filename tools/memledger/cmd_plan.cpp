@@ -1,0 +1,80 @@
+// `memledger plan MODEL.onnx`: the ledger, the live-at-once timeline, the biggest
+// contributors at the peak, the placement and whether it fits the device (exit 3 if not).
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "device_option.h"
+#include "memledger/core/output_file.h"
+#include "memledger/plan/allocate/csv.h"
+#include "memledger/plan/memory_plan.h"
+#include "memledger/report/json_report.h"
+#include "memledger/report/text_report.h"
+#include "model_options.h"
+
+namespace memledger::cli {
+namespace {
+
+struct PlanArgs {
+  ModelOptions model;
+  std::string device;
+  std::string json_path, csv_path;
+  std::string algorithm = "exact";
+  double time_budget = 2.0;
+  bool donate_inputs = false;
+  bool no_in_place = false;
+  bool brief = false;
+};
+
+// The placement problem with the planned offsets, in the allocator's CSV form.
+std::string plan_csv(const MemoryPlan& plan) {
+  allocate::Solution solution{.arena_bytes = plan.arena_bytes, .algorithm = plan.algorithm, .optimal = plan.optimal};
+  for (int b : plan.problem_buffer) solution.offsets.push_back(plan.offsets[static_cast<size_t>(b)]);
+  return allocate::format_solution_csv(plan.problem, solution);
+}
+
+void run_plan(const PlanArgs& args, int& exit_code) {
+  const DeviceProfile profile = resolve_device(args.device);
+  const Graph graph = load_model(args.model);
+  const auto algorithm = allocate::parse_algorithm(args.algorithm);
+  if (!algorithm) fail("--algorithm '{}': expected naive, greedy or exact", args.algorithm);
+  const MemoryPlan plan =
+      plan_memory(graph, profile, {.donate_inputs = args.donate_inputs, .in_place = !args.no_in_place},
+                  {.algorithm = *algorithm, .time_budget_seconds = args.time_budget});
+
+  fmt::print("model: {} ({} nodes, {} buffers)\n", args.model.path, graph.order().size(), plan.liveness.buffers.size());
+  fmt::print("device: {}\n\n", describe_device(profile));
+  fmt::print("{}", text_report(plan, {.buffers = !args.brief}));
+
+  const std::vector<std::filesystem::path> inputs{args.model.path};
+  if (!args.json_path.empty())
+    write_output_file(args.json_path, plan_report_json(graph, plan, profile, args.model.path), inputs);
+  if (!args.csv_path.empty()) write_output_file(args.csv_path, plan_csv(plan), inputs);
+  if (!plan.fits) {
+    fmt::print(stderr, "memledger: the plan needs {} B but '{}' has {} B ({} B too many)\n", plan.arena_bytes,
+               profile.name, profile.capacity_bytes, plan.arena_bytes - profile.capacity_bytes);
+    exit_code = static_cast<int>(ExitCode::kDoesNotFit);
+  }
+}
+
+}  // namespace
+
+void register_plan(CLI::App& app, int& exit_code) {
+  auto* command = app.add_subcommand("plan", "the memory ledger, live-at-once timeline and arena plan of a model");
+  auto args = std::make_shared<PlanArgs>();
+  add_model_options(command, args->model);
+  add_device_option(command, args->device, "host");
+  command->add_option("--json", args->json_path, "write the JSON report here");
+  command->add_option("--csv", args->csv_path,
+                      "write the placement problem and offsets as CSV (id,lower,upper,size,offset)");
+  command->add_option("--algorithm", args->algorithm, "placement: naive, greedy or exact")->capture_default_str();
+  command->add_option("--time-budget", args->time_budget, "seconds the exact placement may search")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command->add_flag("--donate-inputs", args->donate_inputs,
+                    "the program owns its input buffers and may overwrite them");
+  command->add_flag("--no-in-place", args->no_in_place, "plan without in-place reuse (the no-reuse figures)");
+  command->add_flag("--brief", args->brief, "leave out the per-buffer table");
+  command->callback([args, &exit_code] { run_plan(*args, exit_code); });
+}
+
+}  // namespace memledger::cli

@@ -1,0 +1,21 @@
+#include "model_options.h"
+
+namespace memledger::cli {
+
+void add_model_options(CLI::App* command, ModelOptions& options) {
+  command->add_option("model", options.path, "the ONNX model file")->required();
+  command->add_option("--input-shape", options.input_shapes,
+                      "static shape of a graph input with dynamic dimensions, NAME=1x3x224x224 (repeatable)");
+  command->add_option("--input-layout", options.input_layout, "layout of 4-D graph inputs")
+      ->check(CLI::IsMember({"NCHW", "NHWC"}))
+      ->capture_default_str();
+}
+
+Graph load_model(const ModelOptions& options) {
+  ImportOptions import;
+  for (const auto& text : options.input_shapes) add_input_shape(import, text);
+  import.input_layout_nhwc = options.input_layout == "NHWC";
+  return import_onnx_file(options.path, import);
+}
+
+}  // namespace memledger::cli

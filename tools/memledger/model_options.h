@@ -1,0 +1,27 @@
+// The options every command that reads a model shares: `--input-shape NAME=1x3x224x224`
+// (repeatable) and `--input-layout NCHW|NHWC`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "memledger/ir/graph.h"
+#include "memledger/onnx/import.h"
+
+namespace memledger::cli {
+
+struct ModelOptions {
+  std::string path;
+  std::vector<std::string> input_shapes;
+  std::string input_layout = "NCHW";
+};
+
+// Adds the MODEL positional argument and the shared options to `command`.
+void add_model_options(CLI::App* command, ModelOptions& options);
+
+// Imports the model the options name.
+Graph load_model(const ModelOptions& options);
+
+}  // namespace memledger::cli
