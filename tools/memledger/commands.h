@@ -10,5 +10,6 @@ namespace memledger::cli {
 void register_demo(CLI::App& app, int& exit_code);
 void register_allocate(CLI::App& app, int& exit_code);
 void register_plan(CLI::App& app, int& exit_code);
+void register_inspect(CLI::App& app, int& exit_code);
 
 }  // namespace memledger::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   memledger::cli::register_demo(app, exit_code);
   memledger::cli::register_allocate(app, exit_code);
   memledger::cli::register_plan(app, exit_code);
+  memledger::cli::register_inspect(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
