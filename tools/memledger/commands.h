@@ -11,5 +11,7 @@ void register_demo(CLI::App& app, int& exit_code);
 void register_allocate(CLI::App& app, int& exit_code);
 void register_plan(CLI::App& app, int& exit_code);
 void register_inspect(CLI::App& app, int& exit_code);
+void register_optimize(CLI::App& app, int& exit_code);
+void register_diff(CLI::App& app, int& exit_code);
 
 }  // namespace memledger::cli

@@ -1,0 +1,31 @@
+// The rewrite-and-prove step behind `memledger optimize`: a copy of the graph goes through
+// the pass pipeline, then both graphs run on the same seeded inputs. The caller decides
+// what to do with a failed verification (the CLI writes nothing and exits 4).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "memledger/ir/graph.h"
+#include "memledger/passes/pass_table.h"
+#include "memledger/verify/verify.h"
+
+namespace memledger {
+
+struct OptimizeOptions {
+  std::vector<std::string> passes;  // empty: default_pipeline()
+  PassOptions pass_options;
+  VerifyOptions verify;
+  std::function<void(const std::string&)> dump;  // the text form after each pass
+};
+
+struct OptimizeResult {
+  Graph graph;  // the rewritten graph
+  std::vector<PipelineStep> steps;
+  Verification verification;
+};
+
+OptimizeResult optimize_graph(const Graph& original, const OptimizeOptions& options = {});
+
+}  // namespace memledger

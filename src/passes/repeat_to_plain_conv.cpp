@@ -1,0 +1,95 @@
+#include "memledger/passes/repeat_to_plain_conv.h"
+
+#include <vector>
+
+#include "rewrite.h"
+
+namespace memledger {
+namespace {
+
+using passes::int_values;
+using passes::producer_of;
+
+// The tensor T when `x` is T repeated `g` times along axis 1 (T's channels = C / g):
+// Tile with repeats [1,g,1,...], Concat(axis=1) of one value g times, or
+// Reshape(Expand(U)) with U = T with a unit axis inserted at 1 and expanded to g there.
+ValueId repeated_source(const Graph& graph, ValueId x, int64_t g) {
+  const NodeId p = producer_of(graph, x);
+  if (!p.valid()) return {};
+  const Node& node = graph.node(p);
+  if (!node.domain.empty() || node.inputs.empty()) return {};
+  const Shape& xs = graph.value(x).shape;
+  if (xs.size() < 3 || xs[1] % g != 0) return {};
+  const int64_t c = xs[1] / g;
+  const auto matches = [&](ValueId t) {
+    Shape expect = xs;
+    expect[1] = c;
+    return graph.value(t).shape == expect;
+  };
+
+  if (node.op == "Tile") {
+    const auto repeats = int_values(graph, node.inputs[1]);
+    if (!repeats || repeats->size() != xs.size()) return {};
+    for (size_t d = 0; d < xs.size(); ++d)
+      if ((*repeats)[d] != (d == 1 ? g : 1)) return {};
+    return matches(node.inputs[0]) ? node.inputs[0] : ValueId{};
+  }
+  if (node.op == "Concat") {
+    int64_t axis = node.int_attr("axis", 0);
+    if (axis < 0) axis += static_cast<int64_t>(xs.size());
+    if (axis != 1 || static_cast<int64_t>(node.inputs.size()) != g) return {};
+    for (ValueId in : node.inputs)
+      if (in != node.inputs[0]) return {};
+    return matches(node.inputs[0]) ? node.inputs[0] : ValueId{};
+  }
+  if (node.op == "Reshape") {
+    // x [N, g·c, rest] = Reshape(E [N, g, c, rest]); E = Expand(U [N, 1, c, rest]).
+    const NodeId e = producer_of(graph, node.inputs[0]);
+    if (!e.valid() || graph.node(e).op != "Expand") return {};
+    const ValueId u = graph.node(e).inputs[0];
+    const Shape& es = graph.value(node.inputs[0]).shape;
+    const Shape& us = graph.value(u).shape;
+    Shape want_e = xs;
+    want_e[1] = c;
+    want_e.insert(want_e.begin() + 1, g);
+    Shape want_u = want_e;
+    want_u[1] = 1;
+    if (es != want_e || us != want_u) return {};
+    const NodeId up = producer_of(graph, u);
+    if (!up.valid()) return {};
+    const Node& unsq = graph.node(up);
+    if (unsq.op != "Unsqueeze" && unsq.op != "Reshape") return {};
+    return matches(unsq.inputs[0]) ? unsq.inputs[0] : ValueId{};
+  }
+  return {};
+}
+
+}  // namespace
+
+PassResult repeat_to_plain_conv(Graph& graph, const PassOptions&) {
+  PassResult result;
+  const std::vector<NodeId> order = graph.order();
+  for (NodeId id : order) {
+    Node& conv = graph.node(id);
+    if (conv.op != "Conv" || !conv.domain.empty()) continue;
+    const int64_t g = conv.int_attr("group", 1);
+    if (g <= 1) continue;
+    const ValueId source = repeated_source(graph, conv.inputs[0], g);
+    if (!source.valid()) continue;
+    // Each group sees exactly the source, so its weights [M/g, C/g, k] apply to it as they
+    // are: together they are the weights [M, C/g, k] of one ungrouped Conv.
+    const ValueId repeated = conv.inputs[0];
+    conv.inputs[0] = source;
+    conv.attributes["group"] = int64_t{1};
+    ++result.nodes_rewritten;
+    // The repeat and what fed only it go.
+    NodeId p = producer_of(graph, repeated);
+    while (p.valid() && passes::erase_if_unused(graph, p)) {
+      const ValueId in = graph.node(p).inputs[0];
+      p = producer_of(graph, in);
+    }
+  }
+  return result;
+}
+
+}  // namespace memledger

@@ -1,0 +1,101 @@
+#include "memledger/passes/unit_coefficient.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "memledger/ir/affine.h"
+#include "rewrite.h"
+
+namespace memledger {
+namespace {
+
+using passes::all_near;
+using passes::constant_of;
+
+bool is_live(const Graph& graph, NodeId id) {
+  const auto& order = graph.order();
+  return std::find(order.begin(), order.end(), id) != order.end();
+}
+
+// y = x when the node's output has x's type and shape.
+bool drop(Graph& graph, NodeId id, ValueId x) {
+  const ValueId y = graph.node(id).outputs[0];
+  const Value &xv = graph.value(x), &yv = graph.value(y);
+  if (xv.dtype != yv.dtype || xv.shape != yv.shape) return false;
+  if (!passes::forward_value(graph, y, x)) return false;
+  graph.erase_node(id);
+  return true;
+}
+
+bool simplify_affine(Graph& graph, NodeId id, double tol) {
+  const Node& n = graph.node(id);
+  const Tensor* scale = constant_of(graph, n.inputs[1]);
+  const Tensor* bias = constant_of(graph, n.inputs[2]);
+  if (scale == nullptr || !all_near(*scale, 1.0, tol)) return false;
+  if (bias != nullptr && all_near(*bias, 0.0)) return drop(graph, id, n.inputs[0]);
+  // A bias add: x + bias has x's shape (the Affine never grows x).
+  Node& m = graph.node(id);
+  m.op = "Add";
+  m.domain.clear();
+  m.attributes.clear();
+  m.inputs = {m.inputs[0], m.inputs[2]};
+  return true;
+}
+
+bool simplify_binary(Graph& graph, NodeId id, double tol) {
+  const Node& n = graph.node(id);
+  if (!n.domain.empty() || n.inputs.size() != 2 || n.outputs.size() != 1) return false;
+  const double unit = n.op == "Mul" || n.op == "Div" ? 1.0 : (n.op == "Add" || n.op == "Sub" ? 0.0 : -1.0);
+  if (unit < 0) return false;
+  const double t = unit == 1.0 ? tol : 0.0;
+  for (size_t side = 0; side < 2; ++side) {
+    if (side == 0 && (n.op == "Div" || n.op == "Sub")) continue;  // 1/x and 0 − x are not x
+    const Tensor* c = constant_of(graph, n.inputs[side]);
+    if (c != nullptr && all_near(*c, unit, t)) return drop(graph, id, n.inputs[1 - side]);
+  }
+  return false;
+}
+
+bool same_constant(const Graph& graph, ValueId a, ValueId b) {
+  if (a == b) return true;
+  const Tensor *ta = constant_of(graph, a), *tb = constant_of(graph, b);
+  return ta != nullptr && tb != nullptr && *ta == *tb;
+}
+
+// DequantizeLinear(q, s, z) → QuantizeLinear(·, s, z) with the float used only there: q
+// itself. With other parameters the pair stays: it is the requantize.
+bool simplify_qdq(Graph& graph, NodeId id) {
+  const Node& q = graph.node(id);
+  if (!q.domain.empty() || q.op != "QuantizeLinear" || q.inputs.size() < 2) return false;
+  const ValueId f = q.inputs[0];
+  const NodeId dq_id = passes::producer_of(graph, f);
+  if (!dq_id.valid() || graph.consumers(f).size() != 1 || graph.is_graph_output(f)) return false;
+  const Node& dq = graph.node(dq_id);
+  if (!dq.domain.empty() || dq.op != "DequantizeLinear" || dq.inputs.size() < 2) return false;
+  if (q.int_attr("axis", 1) != dq.int_attr("axis", 1)) return false;
+  const ValueId zq = q.inputs.size() > 2 ? q.inputs[2] : ValueId{};
+  const ValueId zd = dq.inputs.size() > 2 ? dq.inputs[2] : ValueId{};
+  if (!same_constant(graph, q.inputs[1], dq.inputs[1])) return false;
+  if (zq.valid() != zd.valid() || (zq.valid() && !same_constant(graph, zq, zd))) return false;
+  const ValueId source = dq.inputs[0];
+  if (!drop(graph, id, source)) return false;
+  passes::erase_if_unused(graph, dq_id);
+  return true;
+}
+
+}  // namespace
+
+PassResult unit_coefficient(Graph& graph, const PassOptions& options) {
+  PassResult result;
+  const double tol = options.approximate_tolerance > 0 ? options.approximate_tolerance : 0.0;
+  const std::vector<NodeId> order = graph.order();
+  for (NodeId id : order) {
+    if (!is_live(graph, id)) continue;
+    const bool changed = is_affine(graph.node(id)) ? simplify_affine(graph, id, tol)
+                                                   : simplify_binary(graph, id, tol) || simplify_qdq(graph, id);
+    if (changed) ++result.nodes_rewritten;
+  }
+  return result;
+}
+
+}  // namespace memledger

@@ -1,0 +1,38 @@
+// `memledger diff BEFORE.json AFTER.json`: the change in logical, physical and peak-live
+// bytes between two plan reports, split into constants, layout and lifetimes
+// (report/diff.h states the rule).
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "commands.h"
+#include "memledger/core/error.h"
+#include "memledger/report/diff.h"
+
+namespace memledger::cli {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("{}: cannot read", path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+void register_diff(CLI::App& app, int& exit_code) {
+  auto* command = app.add_subcommand("diff", "how two plan reports differ, and why (constants, layout, lifetimes)");
+  auto paths = std::make_shared<std::pair<std::string, std::string>>();
+  command->add_option("BEFORE", paths->first, "plan report (plan --json)")->required();
+  command->add_option("AFTER", paths->second, "plan report (plan --json)")->required();
+  command->callback([paths, &exit_code] {
+    const ReportDiff d = diff_reports(read_text(paths->first), read_text(paths->second), paths->first, paths->second);
+    fmt::print("before: {}\nafter:  {}\n{}", d.model_before, d.model_after, format_diff(d));
+    exit_code = 0;
+  });
+}
+
+}  // namespace memledger::cli

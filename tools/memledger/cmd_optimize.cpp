@@ -1,0 +1,106 @@
+// `memledger optimize MODEL.onnx -o OUT.onnx`: runs the pass pipeline, proves the rewrite
+// on seeded inputs (exit 4 and nothing written when an output differs), and shows the
+// ledger before and after under the chosen device.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "device_option.h"
+#include "memledger/core/output_file.h"
+#include "memledger/ir/printer.h"
+#include "memledger/onnx/export.h"
+#include "memledger/plan/memory_plan.h"
+#include "memledger/report/diff.h"
+#include "memledger/report/json_report.h"
+#include "memledger/verify/optimize.h"
+#include "model_options.h"
+
+namespace memledger::cli {
+namespace {
+
+struct OptimizeArgs {
+  ModelOptions model;
+  std::string output, passes, json_path, device;
+  double approximate = 0;
+  double tolerance = 1e-4;
+  uint64_t seed = 1;
+  bool dump = false;
+};
+
+void run_optimize(const OptimizeArgs& args, int& exit_code) {
+  const DeviceProfile profile = resolve_device(args.device);
+  const Graph original = load_model(args.model);
+  OptimizeOptions options;
+  if (!args.passes.empty()) options.passes = parse_pipeline(args.passes);
+  options.pass_options.approximate_tolerance = args.approximate;
+  options.verify = {.seed = args.seed, .rtol = args.tolerance};
+  if (args.dump) {
+    fmt::print("// input\n{}", print_graph(original));
+    options.dump = [](const std::string& text) { fmt::print("{}", text); };
+  }
+  const OptimizeResult result = optimize_graph(original, options);
+
+  fmt::print("model: {} ({} nodes → {})\n", args.model.path, original.order().size(), result.graph.order().size());
+  fmt::print("{:<22} {:>8} {:>14}\n", "pass", "rewrote", "bytes saved");
+  for (const PipelineStep& s : result.steps)
+    fmt::print("{:<22} {:>8} {:>14}\n", s.pass, s.result.nodes_rewritten, s.result.bytes_saved);
+  fmt::print("verification (seed {}, rtol {}):\n{}", args.seed, options.verify.rtol, result.verification.describe());
+  if (args.approximate > 0)
+    fmt::print("approximate (tolerance {}): measured output error max|diff| {:.3g}, max rel {:.3g}\n", args.approximate,
+               result.verification.max_abs, result.verification.max_rel);
+  if (!result.verification.ok) {
+    fmt::print(stderr, "memledger: the rewritten model computes different numbers; nothing written\n");
+    exit_code = static_cast<int>(ExitCode::kVerificationFailed);
+    return;
+  }
+
+  const PlacementOptions placement{.algorithm = allocate::Algorithm::kGreedy};
+  const MemoryPlan before = plan_memory(original, profile, {}, placement);
+  const MemoryPlan after = plan_memory(result.graph, profile, {}, placement);
+  const std::string before_json = plan_report_json(original, before, profile, args.model.path);
+  const std::string after_json = plan_report_json(result.graph, after, profile, args.output);
+  fmt::print("device: {}\n{}", describe_device(profile), format_diff(diff_reports(before_json, after_json)));
+
+  const std::vector<std::filesystem::path> inputs{args.model.path};
+  if (!args.json_path.empty()) {
+    nlohmann::json report{{"schema_version", 1}, {"model", args.model.path}, {"output", args.output}};
+    for (const PipelineStep& s : result.steps)
+      report["passes"].push_back(
+          {{"name", s.pass}, {"nodes_rewritten", s.result.nodes_rewritten}, {"bytes_saved", s.result.bytes_saved}});
+    report["verification"] = {{"ok", result.verification.ok},
+                              {"max_abs", result.verification.max_abs},
+                              {"max_rel", result.verification.max_rel}};
+    report["before"] = nlohmann::json::parse(before_json);
+    report["after"] = nlohmann::json::parse(after_json);
+    write_output_file(args.json_path, report.dump(2) + "\n", inputs);
+  }
+  export_onnx_file(result.graph, args.output, args.model.path);
+  fmt::print("wrote {}\n", args.output);
+}
+
+}  // namespace
+
+void register_optimize(CLI::App& app, int& exit_code) {
+  std::string passes_help = "comma-separated passes (default: every exact one):";
+  for (const PassInfo& p : pass_table()) passes_help += fmt::format("\n  {:<22} {}", p.name, p.summary);
+  auto* command = app.add_subcommand("optimize", "rewrite a model to need less memory, verified on seeded inputs");
+  auto args = std::make_shared<OptimizeArgs>();
+  add_model_options(command, args->model);
+  add_device_option(command, args->device, "host");
+  command->add_option("-o,--output", args->output, "the rewritten model")->required();
+  command->add_option("--passes", args->passes, passes_help);
+  command->add_option("--json", args->json_path, "write passes, verification and both plan reports here");
+  command
+      ->add_option("--approximate", args->approximate,
+                   "also treat scales within TOL of 1 as 1 (changes numbers; the error is measured)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--tolerance", args->tolerance, "relative tolerance of the verification")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command->add_option("--seed", args->seed, "seed of the verification inputs")->capture_default_str();
+  command->add_flag("--dump", args->dump, "print the text form after each pass");
+  command->callback([args, &exit_code] { run_optimize(*args, exit_code); });
+}
+
+}  // namespace memledger::cli
