@@ -21,18 +21,22 @@ constexpr int kNr = 16;       // columns per register tile (two 8-wide vectors)
 template <int MR>
 inline __attribute__((always_inline)) void tile_nn(int64_t kc, const float* a, int64_t a_rs, int64_t a_cs,
                                                    const float* b, int64_t b_rs, float* c, int64_t ldc, bool load_c) {
+  // Fully unrolled (also at -O2) so that the 2·MR accumulators live in registers.
   v8f c0[MR], c1[MR];
+#pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) c0[r] = c1[r] = v8f{};
   for (int64_t k = 0; k < kc; ++k) {
     v8f b0, b1;
     std::memcpy(&b0, b + k * b_rs, sizeof b0);
     std::memcpy(&b1, b + k * b_rs + 8, sizeof b1);
+#pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const float av = a[r * a_rs + k * a_cs];
       c0[r] += av * b0;
       c1[r] += av * b1;
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
     float* row = c + r * ldc;
     if (load_c) {

@@ -160,6 +160,9 @@ int64_t conv_workspace(const Graph& g, const Node& node, const DeviceProfile& pr
 }
 
 // One input channel per group: each output map is a sum of one input channel's taps.
+// Tap by tap, a whole output row gains weight × the input row under it (only over the
+// output positions where that tap lands inside the input), so the inner loop is a
+// vectorisable axpy; every output sums bias, then its valid taps in (kd, kh, kw) order.
 void conv_direct(const ConvShape& s, const float* x, const float* wt, const float* bias, float* y) {
   const Window& w = s.w;
   const int64_t kvol = w.k_size();
@@ -169,27 +172,32 @@ void conv_direct(const ConvShape& s, const float* x, const float* wt, const floa
       const float* plane = x + (n * s.channels + c) * w.in_size();
       const float* filter = wt + m * kvol;
       float* out = y + (n * s.maps + m) * w.out_size();
-      const float b = bias ? bias[m] : 0.0f;
+      std::fill(out, out + w.out_size(), bias ? bias[m] : 0.0f);
       for (int64_t od = 0; od < w.out[0]; ++od)
-        for (int64_t oh = 0; oh < w.out[1]; ++oh)
-          for (int64_t ow = 0; ow < w.out[2]; ++ow) {
-            float sum = b;
-            for (int64_t kd = 0; kd < w.k[0]; ++kd) {
-              const int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
-              if (id < 0 || id >= w.in[0]) continue;
-              for (int64_t kh = 0; kh < w.k[1]; ++kh) {
-                const int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
-                if (ih < 0 || ih >= w.in[1]) continue;
-                const float* src = plane + (id * w.in[1] + ih) * w.in[2];
-                const float* f = filter + (kd * w.k[1] + kh) * w.k[2];
-                for (int64_t kw = 0; kw < w.k[2]; ++kw) {
-                  const int64_t iw = ow * w.stride[2] - w.pad_begin[2] + kw * w.dilation[2];
-                  if (iw >= 0 && iw < w.in[2]) sum += f[kw] * src[iw];
+        for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+          float* row = out + (od * w.out[1] + oh) * w.out[2];
+          for (int64_t kd = 0; kd < w.k[0]; ++kd) {
+            const int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
+            if (id < 0 || id >= w.in[0]) continue;
+            for (int64_t kh = 0; kh < w.k[1]; ++kh) {
+              const int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
+              if (ih < 0 || ih >= w.in[1]) continue;
+              const float* src = plane + (id * w.in[1] + ih) * w.in[2];
+              const float* f = filter + (kd * w.k[1] + kh) * w.k[2];
+              for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+                int64_t lo, hi;
+                valid_range(w.in[2], w.out[2], w.stride[2], w.pad_begin[2], kw * w.dilation[2], lo, hi);
+                const float fk = f[kw];
+                const float* shifted = src - w.pad_begin[2] + kw * w.dilation[2];
+                if (w.stride[2] == 1) {
+                  for (int64_t ow = lo; ow < hi; ++ow) row[ow] += fk * shifted[ow];
+                } else {
+                  for (int64_t ow = lo; ow < hi; ++ow) row[ow] += fk * shifted[ow * w.stride[2]];
                 }
               }
             }
-            out[(od * w.out[1] + oh) * w.out[2] + ow] = sum;
           }
+        }
     }
 }
 

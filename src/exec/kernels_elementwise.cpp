@@ -17,50 +17,56 @@ namespace {
 
 // ---- unary ----
 
-template <typename F>
-Kernel unary_float(F f) {
+// `make(node)` reads the node's attributes once and returns the per-element function.
+template <typename Make>
+Kernel unary_float(Make make) {
   return Kernel{
       .check = [](const Graph& g, const Node& n) { return check_float_inputs(g, n, {0}); },
       .contract = [](const Graph& g, const Node& n, const DeviceProfile&) { return elementwise_contract(g, n, 1); },
       .run =
-          [f](KernelContext& ctx) {
+          [make](KernelContext& ctx) {
+            const auto f = make(ctx.node);
             const float* x = ctx.in(0).as<float>();
             float* y = ctx.out().as<float>();
             const int64_t count = ctx.out().elements();
-            const Node& node = ctx.node;
-            for (int64_t i = 0; i < count; ++i) y[i] = f(x[i], node);
+            for (int64_t i = 0; i < count; ++i) y[i] = f(x[i]);
           },
   };
 }
 
-float sigmoid(float x) {
-  if (x >= 0) return 1.0f / (1.0f + std::exp(-x));
-  const float e = std::exp(x);
-  return e / (1.0f + e);
-}
-
 void add_unary(KernelTable& t) {
-  auto add = [&](const char* op, auto f) { t.emplace_back(std::string(":") + op, unary_float(f)); };
-  add("Relu", [](float x, const Node&) { return x > 0 ? x : 0.0f; });
-  add("Sigmoid", [](float x, const Node&) { return sigmoid(x); });
-  add("Tanh", [](float x, const Node&) { return std::tanh(x); });
-  add("HardSigmoid", [](float x, const Node& n) {
+  // An activation without attributes.
+  auto add = [&](const char* op, auto f) {
+    t.emplace_back(std::string(":") + op, unary_float([f](const Node&) { return f; }));
+  };
+  auto add_with = [&](const char* op, auto make) { t.emplace_back(std::string(":") + op, unary_float(make)); };
+  add("Relu", [](float x) { return x > 0 ? x : 0.0f; });
+  // exp(−x) overflows to inf for very negative x and 1/(1+inf) is 0: no branch needed.
+  add("Sigmoid", [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
+  add("Tanh", [](float x) { return std::tanh(x); });
+  add_with("HardSigmoid", [](const Node& n) {
     const float alpha = n.float_attr("alpha", 0.2f), beta = n.float_attr("beta", 0.5f);
-    return std::max(0.0f, std::min(1.0f, alpha * x + beta));
+    return [alpha, beta](float x) { return std::max(0.0f, std::min(1.0f, alpha * x + beta)); };
   });
-  add("HardSwish", [](float x, const Node&) { return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f)); });
-  add("Sqrt", [](float x, const Node&) { return std::sqrt(x); });
-  add("Erf", [](float x, const Node&) { return std::erf(x); });
-  add("Exp", [](float x, const Node&) { return std::exp(x); });
-  add("Log", [](float x, const Node&) { return std::log(x); });
-  add("Neg", [](float x, const Node&) { return -x; });
-  add("Abs", [](float x, const Node&) { return std::fabs(x); });
-  add("Reciprocal", [](float x, const Node&) { return 1.0f / x; });
-  add("Floor", [](float x, const Node&) { return std::floor(x); });
-  add("Ceil", [](float x, const Node&) { return std::ceil(x); });
-  add("LeakyRelu", [](float x, const Node& n) { return x >= 0 ? x : n.float_attr("alpha", 0.01f) * x; });
-  add("Elu", [](float x, const Node& n) { return x >= 0 ? x : n.float_attr("alpha", 1.0f) * std::expm1(x); });
-  add("Softplus", [](float x, const Node&) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); });
+  add("HardSwish", [](float x) { return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f)); });
+  add("Sqrt", [](float x) { return std::sqrt(x); });
+  add("Erf", [](float x) { return std::erf(x); });
+  add("Exp", [](float x) { return std::exp(x); });
+  add("Log", [](float x) { return std::log(x); });
+  add("Neg", [](float x) { return -x; });
+  add("Abs", [](float x) { return std::fabs(x); });
+  add("Reciprocal", [](float x) { return 1.0f / x; });
+  add("Floor", [](float x) { return std::floor(x); });
+  add("Ceil", [](float x) { return std::ceil(x); });
+  add_with("LeakyRelu", [](const Node& n) {
+    const float alpha = n.float_attr("alpha", 0.01f);
+    return [alpha](float x) { return x >= 0 ? x : alpha * x; };
+  });
+  add_with("Elu", [](const Node& n) {
+    const float alpha = n.float_attr("alpha", 1.0f);
+    return [alpha](float x) { return x >= 0 ? x : alpha * std::expm1(x); };
+  });
+  add("Softplus", [](float x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); });
 }
 
 // ---- Clip ----

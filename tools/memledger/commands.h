@@ -9,6 +9,7 @@ namespace memledger::cli {
 
 void register_demo(CLI::App& app, int& exit_code);
 void register_allocate(CLI::App& app, int& exit_code);
+void register_run(CLI::App& app, int& exit_code);
 void register_plan(CLI::App& app, int& exit_code);
 void register_inspect(CLI::App& app, int& exit_code);
 void register_optimize(CLI::App& app, int& exit_code);

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   memledger::cli::register_demo(app, exit_code);
   memledger::cli::register_allocate(app, exit_code);
+  memledger::cli::register_run(app, exit_code);
   memledger::cli::register_plan(app, exit_code);
   memledger::cli::register_inspect(app, exit_code);
   memledger::cli::register_optimize(app, exit_code);

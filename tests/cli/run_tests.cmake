@@ -1,0 +1,34 @@
+# `memledger run`: inputs from files or seeds, outputs written safely, --compare, and the
+# bad inputs that must end with exit code 2 (or 4 for a failed comparison).
+set(exec_data ${PROJECT_SOURCE_DIR}/tests/data/exec)
+set(onnx_data ${PROJECT_SOURCE_DIR}/tests/data/onnx)
+memledger_cli_test(run_seeded ARGS run ${onnx_data}/affine_distinct.onnx --seed 3
+  OUTPUT "inputs: seeded random \\(seed 3\\)" "output 'y': float32 \\[1,12,20,28\\]: min")
+memledger_cli_test(run_npy_input ARGS run ${exec_data}/add_one.onnx --input x=${exec_data}/y.npy
+  --output-dir ${CMAKE_CURRENT_BINARY_DIR}/run_out --output-format pb
+  OUTPUT "output 'y': float32 \\[2,3\\]" "wrote .*run_out/y.pb")
+memledger_cli_test(run_pb_input ARGS run ${exec_data}/add_one.onnx --input x=${exec_data}/x.pb
+  --output-dir ${CMAKE_CURRENT_BINARY_DIR}/run_out_npy OUTPUT "wrote .*run_out_npy/y.npy")
+memledger_cli_test(run_compare_same ARGS run ${exec_data}/add_one.onnx --compare ${exec_data}/add_one.onnx
+  OUTPUT "output 'y': max\\|diff\\| 0, max rel 0")
+memledger_cli_test(run_compare_differs ARGS run ${exec_data}/add_one.onnx --compare ${exec_data}/add_two.onnx
+  --output-dir ${CMAKE_CURRENT_BINARY_DIR}/run_out_never
+  EXIT_CODE 4 OUTPUT "max\\|diff\\| 1," "EXCEEDS TOLERANCE" "nothing written" NOT_OUTPUT "wrote")
+memledger_cli_test(run_compare_loose ARGS run ${exec_data}/add_one.onnx --compare ${exec_data}/add_two.onnx
+  --tolerance 10 OUTPUT "max\\|diff\\| 1," NOT_OUTPUT "EXCEEDS")
+memledger_cli_test(run_refuses_overwriting_input ARGS run ${exec_data}/add_one.onnx --input x=${exec_data}/y.npy
+  --output-dir ${exec_data} EXIT_CODE 2 OUTPUT "refusing to write output over the input file .*y.npy" NOT_OUTPUT "wrote")
+memledger_cli_test(run_unknown_input ARGS run ${exec_data}/add_one.onnx --input z=${exec_data}/y.npy
+  EXIT_CODE 2 OUTPUT "input 'x' \\(float32 \\[2,3\\]\\) has no --input file")
+memledger_cli_test(run_extra_input ARGS run ${exec_data}/add_one.onnx --input x=${exec_data}/y.npy
+  --input z=${exec_data}/y.npy EXIT_CODE 2 OUTPUT "--input 'z': the model has no input of that name \\(inputs: x\\)")
+memledger_cli_test(run_wrong_shape ARGS run ${exec_data}/add_one.onnx --input x=${exec_data}/x_wrong_shape.npy
+  EXIT_CODE 2 OUTPUT "input 'x': .*x_wrong_shape.npy holds float32 \\[3,2\\], the model expects float32 \\[2,3\\]")
+memledger_cli_test(run_wrong_dtype ARGS run ${exec_data}/add_one.onnx --input x=${exec_data}/x_int64.npy
+  EXIT_CODE 2 OUTPUT "input 'x': .*x_int64.npy holds int64 \\[2,3\\]")
+memledger_cli_test(run_missing_file ARGS run ${exec_data}/add_one.onnx --input x=${exec_data}/missing.npy
+  EXIT_CODE 2 OUTPUT "missing.npy: cannot open")
+memledger_cli_test(run_bad_extension ARGS run ${exec_data}/add_one.onnx --input x=${exec_data}/add_two.onnx
+  EXIT_CODE 2 OUTPUT "unknown tensor file type")
+memledger_cli_test(run_unsupported_op ARGS run ${onnx_data}/custom_op.onnx
+  EXIT_CODE 2 OUTPUT "node FancyNorm 'fancy': operator com.example.FancyNorm is not supported")

@@ -1,0 +1,214 @@
+// `memledger run MODEL.onnx`: runs a model in the reference interpreter on inputs from
+// files (.pb or .npy) or on seeded random ones, prints each output's summary, optionally
+// writes the outputs and compares them with another model run on the same inputs.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "commands.h"
+#include "memledger/core/error.h"
+#include "memledger/exec/compare.h"
+#include "memledger/exec/interpreter.h"
+#include "memledger/exec/tensor_file.h"
+#include "memledger/onnx/import.h"
+
+namespace memledger::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ModelOptions {
+  std::string path;
+  std::vector<std::string> input_shapes;
+};
+
+Graph load_model(const ModelOptions& o) {
+  ImportOptions import;
+  for (const std::string& text : o.input_shapes) add_input_shape(import, text);
+  return import_onnx_file(o.path, import);
+}
+
+struct RunCommandOptions {
+  ModelOptions model;
+  std::vector<std::string> inputs;  // NAME=FILE
+  std::string output_dir;
+  std::string output_format = "npy";
+  uint64_t seed = 0;
+  std::string compare;
+  double tolerance = 1e-4;
+};
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (fs::equivalent(a, b, ec)) return true;
+  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+
+// A file name for an output: its name with anything but [A-Za-z0-9._-] replaced.
+std::string file_stem(const std::string& name) {
+  std::string s = name.empty() ? "output" : name;
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  return s;
+}
+
+std::string summary(const Tensor& t) {
+  if (t.elements() == 0) return "empty";
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  for (int64_t i = 0; i < t.elements(); ++i) {
+    const double v = t.element_as_double(i);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    sum += v;
+  }
+  return fmt::format("min {:.6g}, max {:.6g}, mean {:.6g}", lo, hi, sum / static_cast<double>(t.elements()));
+}
+
+std::vector<Tensor> timed_run(const Graph& graph, const std::vector<Tensor>& inputs, double& ms) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Tensor> out = run_graph(graph, inputs);
+  ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+// The inputs from --input NAME=FILE, every graph input exactly once; or seeded ones.
+std::vector<Tensor> load_inputs(const Graph& graph, const RunCommandOptions& o, std::vector<fs::path>& files) {
+  if (o.inputs.empty()) {
+    fmt::print("inputs: seeded random (seed {})\n", o.seed);
+    return random_inputs(graph, o.seed);
+  }
+  std::map<std::string, std::string> given;
+  for (const std::string& text : o.inputs) {
+    const size_t eq = text.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+      fail("--input '{}': expected NAME=FILE (.pb or .npy)", text);
+    const std::string name = text.substr(0, eq);
+    if (!given.emplace(name, text.substr(eq + 1)).second) fail("--input '{}': input '{}' given twice", text, name);
+  }
+  std::vector<Tensor> inputs;
+  for (ValueId id : graph.inputs()) {
+    const Value& v = graph.value(id);
+    auto it = given.find(v.name);
+    if (it == given.end())
+      fail("input '{}' ({} {}) has no --input file", v.name, dtype_name(v.dtype), shape_to_string(v.shape));
+    NamedTensor t = read_tensor_file(it->second);
+    if (t.tensor.dtype() != v.dtype || t.tensor.shape() != v.shape)
+      fail("input '{}': {} holds {} {}, the model expects {} {}", v.name, it->second, dtype_name(t.tensor.dtype()),
+           shape_to_string(t.tensor.shape()), dtype_name(v.dtype), shape_to_string(v.shape));
+    files.emplace_back(it->second);
+    inputs.push_back(std::move(t.tensor));
+    given.erase(it);
+  }
+  if (!given.empty()) {
+    std::string names;
+    for (ValueId id : graph.inputs()) names += (names.empty() ? "" : ", ") + graph.value(id).name;
+    fail("--input '{}': the model has no input of that name (inputs: {})", given.begin()->first, names);
+  }
+  return inputs;
+}
+
+void run_command(const RunCommandOptions& o, int& exit_code) {
+  const Graph graph = load_model(o.model);
+  std::vector<fs::path> input_files{o.model.path};
+  const std::vector<Tensor> inputs = load_inputs(graph, o, input_files);
+
+  double ms = 0;
+  const std::vector<Tensor> outputs = timed_run(graph, inputs, ms);
+  fmt::print("ran {} nodes in {:.1f} ms\n", graph.order().size(), ms);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Value& v = graph.value(graph.outputs()[i]);
+    fmt::print("output '{}': {} {}: {}\n", v.name, dtype_name(v.dtype), shape_to_string(v.shape), summary(outputs[i]));
+  }
+
+  bool differs = false;
+  if (!o.compare.empty()) {
+    ModelOptions other_options = o.model;
+    other_options.path = o.compare;
+    const Graph other = load_model(other_options);
+    std::map<std::string, Tensor> by_name;
+    for (size_t i = 0; i < inputs.size(); ++i) by_name.emplace(graph.value(graph.inputs()[i]).name, inputs[i]);
+    std::vector<Tensor> other_inputs;
+    for (ValueId id : other.inputs()) {
+      auto it = by_name.find(other.value(id).name);
+      if (it == by_name.end())
+        fail("--compare {}: input '{}' is not an input of {}", o.compare, other.value(id).name, o.model.path);
+      other_inputs.push_back(it->second);
+    }
+    double other_ms = 0;
+    const std::vector<Tensor> reference = timed_run(other, other_inputs, other_ms);
+    if (reference.size() != outputs.size())
+      fail("--compare {}: {} outputs, {} has {}", o.compare, reference.size(), o.model.path, outputs.size());
+    fmt::print("compare with {} ({:.1f} ms), tolerance {:g} × max|output|:\n", o.compare, other_ms, o.tolerance);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const TensorDifference d = compare_tensors(outputs[i], reference[i], 0, 0);
+      const std::string name = graph.value(graph.outputs()[i]).name;
+      if (!d.same_shape) {
+        fmt::print("  output '{}': dtype or shape differ ({} {} vs {} {})\n", name, dtype_name(outputs[i].dtype()),
+                   shape_to_string(outputs[i].shape()), dtype_name(reference[i].dtype()),
+                   shape_to_string(reference[i].shape()));
+        differs = true;
+        continue;
+      }
+      const bool ok = d.max_abs <= o.tolerance * d.max_ref;
+      differs |= !ok;
+      fmt::print("  output '{}': max|diff| {:.3g}, max rel {:.3g}, max|output| {:.3g}{}\n", name, d.max_abs, d.max_rel,
+                 d.max_ref, ok ? "" : "  EXCEEDS TOLERANCE");
+    }
+  }
+  if (differs) {
+    exit_code = static_cast<int>(ExitCode::kVerificationFailed);
+    fmt::print(stderr, "memledger: outputs differ beyond --tolerance {:g}; nothing written\n", o.tolerance);
+    return;
+  }
+
+  if (!o.output_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.output_dir, ec);
+    if (ec) fail("--output-dir {}: {}", o.output_dir, ec.message());
+    std::vector<fs::path> targets;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const fs::path target =
+          fs::path(o.output_dir) / (file_stem(graph.value(graph.outputs()[i]).name) + "." + o.output_format);
+      for (const fs::path& input : input_files)
+        if (same_file(target, input)) fail("refusing to write output over the input file {}", input.string());
+      for (const fs::path& earlier : targets)
+        if (earlier == target) fail("two outputs would both be written to {}", target.string());
+      targets.push_back(target);
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      write_tensor_file(targets[i].string(), outputs[i], graph.value(graph.outputs()[i]).name);
+      fmt::print("wrote {}\n", targets[i].string());
+    }
+  }
+  exit_code = static_cast<int>(ExitCode::kOk);
+}
+
+}  // namespace
+
+void register_run(CLI::App& app, int& exit_code) {
+  auto* command = app.add_subcommand("run", "run a model in the reference interpreter, on files or seeded inputs");
+  auto options = std::make_shared<RunCommandOptions>();
+  command->add_option("model", options->model.path, "the ONNX model file")->required();
+  command->add_option("--input-shape", options->model.input_shapes,
+                      "static shape of a graph input with dynamic dimensions, NAME=1x3x224x224 (repeatable)");
+  command->add_option("--input", options->inputs, "a graph input from a file, NAME=FILE (.pb or .npy; repeatable)");
+  command->add_option("--output-dir", options->output_dir, "write each output here as <output name>.<format>");
+  command->add_option("--output-format", options->output_format, "npy or pb")
+      ->check(CLI::IsMember({"npy", "pb"}))
+      ->capture_default_str();
+  command->add_option("--seed", options->seed, "seed of the random inputs when no --input is given")
+      ->capture_default_str();
+  command->add_option("--compare", options->compare, "run this model on the same inputs and compare the outputs");
+  command
+      ->add_option("--tolerance", options->tolerance,
+                   "with --compare: exit code 4 when max|diff| > tolerance × max|output of the other model|")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command->callback([options, &exit_code] { run_command(*options, exit_code); });
+}
+
+}  // namespace memledger::cli
