@@ -1,0 +1,265 @@
+// Golden and numeric tests of every pass: a small graph built through the library, its
+// text form before → pass → after checked against tests/golden/passes/<pass>/, and both
+// graphs run on seeded inputs.
+#include <gtest/gtest.h>
+
+#include "memledger/ir/affine.h"
+#include "memledger/teaching/variants.h"
+#include "pass_test_util.h"
+
+namespace memledger {
+namespace {
+
+using namespace memledger::testing;
+
+// x → Mul(scale) → Add(bias) with both parameters per channel, stored at `stored`.
+Graph mul_add(const Shape& x_shape, const Shape& stored) {
+  Graph g;
+  const ValueId x = g.add_input({.name = "x", .shape = x_shape, .roles = kNCHW});
+  const ValueId s = g.add_constant("scale", channel_values(stored, 0.5f, 0.1f), kNCHW);
+  const ValueId b = g.add_constant("bias", channel_values(stored, -0.2f, 0.05f), kNCHW);
+  const ValueId m = add_act(g, "m", x_shape), y = add_act(g, "y", x_shape);
+  g.add_node({.name = "mul", .op = "Mul", .inputs = {x, s}, .outputs = {m}});
+  g.add_node({.name = "add", .op = "Add", .inputs = {m, b}, .outputs = {y}});
+  g.mark_output(y);
+  return g;
+}
+
+TEST(CompactConstants, TeachingModelExpandedParameters) {
+  const Graph after = check_pass("compact-constants", "teaching_expanded", teaching::expanded_mul_add_model());
+  EXPECT_LT(reachable_constant_bytes(after), reachable_constant_bytes(teaching::expanded_mul_add_model()));
+}
+
+TEST(CompactConstants, ChannelEqualsWidthDecidedFromValues) {
+  // C == W == 20: a size rule could pick either axis; the values say axis 1.
+  const Graph after = check_pass("compact-constants", "c_eq_w", mul_add({1, 20, 16, 20}, {1, 20, 16, 20}));
+  EXPECT_EQ(reachable_constant_bytes(after), 2 * 20 * 4);
+}
+
+TEST(CompactConstants, DistinctValuesStay) {
+  Graph g;
+  const ValueId x = g.add_input({.name = "x", .shape = {1, 3, 2, 2}, .roles = kNCHW});
+  const ValueId c = g.add_constant("c", pattern(DType::kFloat32, {1, 3, 2, 2}, 1), kNCHW);
+  const ValueId y = add_act(g, "y", {1, 3, 2, 2});
+  g.add_node({.name = "add", .op = "Add", .inputs = {x, c}, .outputs = {y}});
+  g.mark_output(y);
+  check_pass("compact-constants", "distinct_values", g);
+}
+
+TEST(CompactConstants, NonBroadcastingConsumerGetsAnExpand) {
+  // A MatMul weight whose rows repeat: stored compact behind an Expand.
+  Graph g;
+  const ValueId x = g.add_input({.name = "x", .shape = {4, 64}});
+  Tensor w(DType::kFloat32, {64, 32});
+  for (int64_t i = 0; i < w.elements(); ++i)
+    w.data<float>()[static_cast<size_t>(i)] = 0.01f * static_cast<float>(i % 32);
+  const ValueId wv = g.add_constant("w", w);
+  const ValueId y = add_act(g, "y", {4, 32});
+  g.add_node({.name = "mm", .op = "MatMul", .inputs = {x, wv}, .outputs = {y}});
+  g.mark_output(y);
+  check_pass("compact-constants", "matmul_behind_expand", g);
+}
+
+TEST(LazyExpand, ExpandBeforeABroadcastingAdd) {
+  Graph g;
+  const Shape xs{1, 12, 20, 28};
+  const ValueId x = g.add_input({.name = "x", .shape = xs, .roles = kNCHW});
+  const ValueId b = g.add_constant("b", channel_values({1, 12, 1, 1}, 0.1f, 0.1f), kNCHW);
+  const ValueId shape = add_int64(g, "shape", xs);
+  const ValueId e = add_act(g, "b_full", xs), y = add_act(g, "y", xs);
+  g.add_node({.name = "expand", .op = "Expand", .inputs = {b, shape}, .outputs = {e}});
+  g.add_node({.name = "add", .op = "Add", .inputs = {x, e}, .outputs = {y}});
+  g.mark_output(y);
+  check_pass("lazy-expand", "expand_add", g);
+}
+
+TEST(LazyExpand, TileThatGrowsTheOutputStays) {
+  Graph g;
+  const ValueId x = g.add_input({.name = "x", .shape = {1, 3, 1, 1}, .roles = kNCHW});
+  const ValueId r = add_int64(g, "repeats", {1, 1, 2, 2});
+  const ValueId t = add_act(g, "t", {1, 3, 2, 2}), y = add_act(g, "y", {1, 3, 2, 2});
+  g.add_node({.name = "tile", .op = "Tile", .inputs = {x, r}, .outputs = {t}});
+  g.add_node({.name = "relu", .op = "Relu", .inputs = {t}, .outputs = {y}});
+  g.mark_output(y);
+  check_pass("lazy-expand", "tile_relu_stays", g);
+}
+
+// The seed thread: Conv1d(64, 64, k=1, groups=4) over x.repeat(1, 4, 1), x [1,16,N].
+Graph grouped_conv_over_repeat(const std::string& how) {
+  Graph g;
+  const int64_t n = 10;
+  const ValueId x = g.add_input({.name = "x", .shape = {1, 16, n}});
+  const ValueId xr = add_act(g, "x_repeated", {1, 64, n});
+  if (how == "tile") {
+    g.add_node({.name = "repeat", .op = "Tile", .inputs = {x, add_int64(g, "repeats", {1, 4, 1})}, .outputs = {xr}});
+  } else if (how == "concat") {
+    g.add_node({.name = "repeat",
+                .op = "Concat",
+                .inputs = {x, x, x, x},
+                .outputs = {xr},
+                .attributes = {{"axis", int64_t{1}}}});
+  } else {
+    const ValueId u = add_act(g, "x_unsq", {1, 1, 16, n}), e = add_act(g, "x_exp", {1, 4, 16, n});
+    g.add_node({.name = "unsqueeze", .op = "Unsqueeze", .inputs = {x, add_int64(g, "axes", {1})}, .outputs = {u}});
+    g.add_node(
+        {.name = "expand", .op = "Expand", .inputs = {u, add_int64(g, "eshape", {1, 4, 16, n})}, .outputs = {e}});
+    g.add_node(
+        {.name = "reshape", .op = "Reshape", .inputs = {e, add_int64(g, "rshape", {1, 64, n})}, .outputs = {xr}});
+  }
+  const ValueId w = g.add_constant("w", pattern(DType::kFloat32, {64, 16, 1}, 3));
+  const ValueId b = g.add_constant("b", pattern(DType::kFloat32, {64}, 5));
+  const ValueId y = add_act(g, "y", {1, 64, n});
+  g.add_node({.name = "conv",
+              .op = "Conv",
+              .inputs = {xr, w, b},
+              .outputs = {y},
+              .attributes = {{"group", int64_t{4}}, {"kernel_shape", std::vector<int64_t>{1}}}});
+  g.mark_output(y);
+  return g;
+}
+
+TEST(RepeatToPlainConv, SeedThreadTile) {
+  check_pass("repeat-to-plain-conv", "tile", grouped_conv_over_repeat("tile"));
+}
+TEST(RepeatToPlainConv, Concat) { check_pass("repeat-to-plain-conv", "concat", grouped_conv_over_repeat("concat")); }
+TEST(RepeatToPlainConv, ExpandReshape) {
+  check_pass("repeat-to-plain-conv", "expand_reshape", grouped_conv_over_repeat("expand"));
+}
+
+TEST(FuseAffine, PerChannelMulAdd) { check_pass("fuse-affine", "mul_add", mul_add({1, 12, 20, 28}, {1, 12, 1, 1})); }
+TEST(FuseAffine, ExpandedParametersComeOutCompact) {
+  const Graph after = check_pass("fuse-affine", "teaching_expanded", teaching::expanded_mul_add_model());
+  EXPECT_EQ(reachable_constant_bytes(after), 2 * 12 * 4);
+}
+
+Graph batchnorm_graph(bool after_conv) {
+  Graph g;
+  const Shape xs{1, 8, 6, 5};
+  const ValueId x = g.add_input({.name = "x", .shape = xs, .roles = kNCHW});
+  ValueId in = x;
+  if (after_conv) {
+    in = add_act(g, "c", xs);
+    g.add_node(
+        {.name = "conv",
+         .op = "Conv",
+         .inputs = {x, g.add_constant("w", pattern(DType::kFloat32, {8, 8, 3, 3}, 2)),
+                    g.add_constant("cb", pattern(DType::kFloat32, {8}, 4))},
+         .outputs = {in},
+         .attributes = {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}});
+  }
+  Tensor var = pattern(DType::kFloat32, {8}, 9);
+  for (float& v : var.data<float>()) v = v * v + 0.5f;
+  const ValueId y = add_act(g, "y", xs);
+  g.add_node({.name = "bn",
+              .op = "BatchNormalization",
+              .inputs = {in, g.add_constant("gamma", pattern(DType::kFloat32, {8}, 6)),
+                         g.add_constant("beta", pattern(DType::kFloat32, {8}, 7)),
+                         g.add_constant("mean", pattern(DType::kFloat32, {8}, 8)), g.add_constant("var", var)},
+              .outputs = {y}});
+  g.mark_output(y);
+  return g;
+}
+
+TEST(FuseAffine, BatchNormalization) { check_pass("fuse-affine", "batchnorm", batchnorm_graph(false)); }
+TEST(FoldBatchNorm, IntoConv) { check_pass("fold-batchnorm", "conv_bn", batchnorm_graph(true)); }
+
+// x → Relu → Affine(scale, bias) → Relu → y.
+Graph affine_between_relus(float scale, float bias) {
+  Graph g;
+  const Shape xs{1, 4, 3, 3};
+  const ValueId x = g.add_input({.name = "x", .shape = xs, .roles = kNCHW});
+  const ValueId r = add_act(g, "r", xs);
+  g.add_node({.name = "relu0", .op = "Relu", .inputs = {x}, .outputs = {r}});
+  const ValueId a = add_affine(g, r, g.add_constant("scale", channel_values({1, 4, 1, 1}, scale, 0), kNCHW),
+                               g.add_constant("bias", channel_values({1, 4, 1, 1}, bias, bias == 0 ? 0 : 0.1f), kNCHW),
+                               AffineRule::kCurrent, "affine");
+  const ValueId y = add_act(g, "y", xs);
+  g.add_node({.name = "relu1", .op = "Relu", .inputs = {a}, .outputs = {y}});
+  g.mark_output(y);
+  return g;
+}
+
+TEST(UnitCoefficient, UnitScaleBecomesBiasAdd) {
+  check_pass("unit-coefficient", "unit_scale", affine_between_relus(1.0f, 0.3f));
+}
+TEST(UnitCoefficient, UnitScaleZeroBiasIsIdentity) {
+  const Graph after = check_pass("unit-coefficient", "identity", affine_between_relus(1.0f, 0.0f));
+  EXPECT_EQ(after.order().size(), 2u);
+}
+TEST(UnitCoefficient, NearUnitLeftAloneUnlessAsked) {
+  check_pass("unit-coefficient", "near_unit_exact", affine_between_relus(1.0001f, 0.0f));
+  const Graph approx = check_pass("unit-coefficient", "near_unit_approximate", affine_between_relus(1.0001f, 0.0f),
+                                  {.approximate_tolerance = 1e-3}, 1e-3);
+  EXPECT_EQ(approx.order().size(), 2u);
+}
+
+// x → Q(s1) → DQ(s1) → Q(s2) → DQ(s2) → y: the middle DQ → Q pair is a requantize and stays
+// when s1 ≠ s2; with s1 == s2 it is an identity.
+Graph qdq_chain(float s2) {
+  Graph g;
+  const Shape xs{1, 4, 3, 3};
+  const ValueId x = g.add_input({.name = "x", .shape = xs, .roles = kNCHW});
+  const auto scalar = [&](const std::string& name, float v) {
+    Tensor t(DType::kFloat32, {});
+    t.data<float>()[0] = v;
+    return g.add_constant(name, t);
+  };
+  const auto zero = [&](const std::string& name) { return g.add_constant(name, Tensor(DType::kInt8, {})); };
+  const ValueId q1 = add_act(g, "q1", xs, DType::kInt8), f1 = add_act(g, "f1", xs);
+  const ValueId q2 = add_act(g, "q2", xs, DType::kInt8), y = add_act(g, "y", xs);
+  g.add_node({.name = "q1", .op = "QuantizeLinear", .inputs = {x, scalar("s1", 0.05f), zero("z1")}, .outputs = {q1}});
+  g.add_node(
+      {.name = "dq1", .op = "DequantizeLinear", .inputs = {q1, scalar("s1b", 0.05f), zero("z1b")}, .outputs = {f1}});
+  g.add_node({.name = "q2", .op = "QuantizeLinear", .inputs = {f1, scalar("s2", s2), zero("z2")}, .outputs = {q2}});
+  g.add_node({.name = "dq2", .op = "DequantizeLinear", .inputs = {q2, scalar("s2b", s2), zero("z2b")}, .outputs = {y}});
+  g.mark_output(y);
+  return g;
+}
+
+TEST(UnitCoefficient, Int8SameParametersIsIdentity) {
+  const Graph after = check_pass("unit-coefficient", "qdq_identity", qdq_chain(0.05f));
+  EXPECT_EQ(after.order().size(), 2u);
+}
+TEST(UnitCoefficient, Int8DifferentParametersStayARequantize) {
+  const Graph after = check_pass("unit-coefficient", "qdq_requantize", qdq_chain(0.1f));
+  EXPECT_EQ(after.order().size(), 4u);
+}
+
+TEST(DeadCode, UnusedBranch) {
+  Graph g;
+  const ValueId x = g.add_input({.name = "x", .shape = {2, 3}});
+  const ValueId a = add_act(g, "a", {2, 3}), b = add_act(g, "b", {2, 3});
+  g.add_node({.name = "unused", .op = "Relu", .inputs = {x}, .outputs = {a}});
+  g.add_node({.name = "used", .op = "Neg", .inputs = {x}, .outputs = {b}});
+  g.mark_output(b);
+  check_pass("dead-code", "unused_branch", g);
+}
+
+TEST(DuplicateConstants, EqualConstantsShared) {
+  Graph g;
+  const ValueId x = g.add_input({.name = "x", .shape = {2, 3}});
+  const ValueId c1 = g.add_constant("c1", pattern(DType::kFloat32, {2, 3}, 1));
+  const ValueId c2 = g.add_constant("c2", pattern(DType::kFloat32, {2, 3}, 1));
+  const ValueId a = add_act(g, "a", {2, 3}), b = add_act(g, "b", {2, 3});
+  g.add_node({.name = "add", .op = "Add", .inputs = {x, c1}, .outputs = {a}});
+  g.add_node({.name = "mul", .op = "Mul", .inputs = {a, c2}, .outputs = {b}});
+  g.mark_output(b);
+  const Graph after = check_pass("duplicate-constants", "shared", g);
+  EXPECT_EQ(reachable_constant_bytes(after), 6 * 4);
+}
+
+TEST(Pipeline, DumpMarksUnchangedPasses) {
+  Graph g = teaching::expanded_mul_add_model();
+  std::string dump;
+  run_pipeline(g, default_pipeline(), {}, [&](const std::string& text) { dump += text; });
+  EXPECT_NE(dump.find("// after fuse-affine\n"), std::string::npos);
+  EXPECT_NE(dump.find("// after fold-batchnorm (unchanged)\n"), std::string::npos);
+}
+
+TEST(PassTable, UnknownPassNamesTheKnownOnes) {
+  EXPECT_THROW(parse_pipeline("fuse-affine,nope"), Error);
+  EXPECT_EQ(default_pipeline().size(), pass_table().size());
+}
+
+}  // namespace
+}  // namespace memledger
