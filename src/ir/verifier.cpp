@@ -23,7 +23,9 @@ void check_types(const Graph& g, const Node& node) {
     if (expected != y.shape)
       fail("node {}: output '{}' has shape {} but its inputs broadcast to {}", node.label(), y.name,
            shape_to_string(y.shape), shape_to_string(expected));
-    if (a.dtype != b.dtype || (node.op != "Pow" && a.dtype != y.dtype))
+    // Pow's exponent may have its own dtype (ONNX opset 12 on); the result has the base's.
+    const bool dtypes_agree = node.op == "Pow" ? a.dtype == y.dtype : a.dtype == b.dtype && a.dtype == y.dtype;
+    if (!dtypes_agree)
       fail("node {}: dtypes {} and {} → {} do not agree", node.label(), dtype_name(a.dtype), dtype_name(b.dtype),
            dtype_name(y.dtype));
   }
