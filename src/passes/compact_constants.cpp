@@ -12,7 +12,7 @@ using passes::broadcast_allows;
 constexpr int64_t kMinExpandSavingBytes = 4096;
 
 // Rewrites the uses of one constant; true when it changed anything.
-bool compact_one(Graph& graph, ValueId id, PassResult& result) {
+bool compact_one(Graph& graph, ValueId id, const PassOptions& options, PassResult& result) {
   const Value& value = graph.value(id);
   const std::optional<Tensor> compact = passes::compact_tensor(*value.constant);
   if (!compact) return false;
@@ -22,7 +22,7 @@ bool compact_one(Graph& graph, ValueId id, PassResult& result) {
   const int64_t saved = static_cast<int64_t>(value.constant->bytes().size() - compact->bytes().size());
   bool all_broadcast = true;
   for (NodeId user : users) all_broadcast = all_broadcast && broadcast_allows(graph, user, id, compact->shape());
-  if (!all_broadcast && saved < kMinExpandSavingBytes) return false;
+  if (!all_broadcast && (!options.expand_constants || saved < kMinExpandSavingBytes)) return false;
 
   const Shape full = value.shape;
   const AxisRoles roles = value.roles;
@@ -55,10 +55,10 @@ bool compact_one(Graph& graph, ValueId id, PassResult& result) {
 
 }  // namespace
 
-PassResult compact_constants(Graph& graph, const PassOptions&) {
+PassResult compact_constants(Graph& graph, const PassOptions& options) {
   PassResult result;
   for (ValueId id : graph.reachable_values())
-    if (graph.value(id).is_constant()) compact_one(graph, id, result);
+    if (graph.value(id).is_constant()) compact_one(graph, id, options, result);
   return result;
 }
 

@@ -10,6 +10,11 @@ namespace memledger {
 struct PassOptions {
   // > 0: unit-coefficient also treats scales within this distance of 1 as 1 (inexact).
   double approximate_tolerance = 0;
+  // compact-constants also stores a constant read by a non-broadcasting consumer compact,
+  // behind an Expand. Off by default: the Expand's output and the compact constant are
+  // live together at that consumer, so peak-live can rise (efficientnet_b0: +128 B) while
+  // only the file shrinks.
+  bool expand_constants = false;
 };
 
 struct PassResult {
