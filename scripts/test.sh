@@ -9,7 +9,7 @@ build="$root/build-test"
 flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMLEDGER_WERROR=ON)
 if [ "${1:-}" = "--sanitize" ]; then
   build="$root/build-asan"
-  flags=(-DCMAKE_BUILD_TYPE=Debug -DMEMLEDGER_WERROR=ON -DMEMLEDGER_SANITIZE=ON -DMEMLEDGER_BUILD_BENCH=OFF)
+  flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMLEDGER_WERROR=ON -DMEMLEDGER_SANITIZE=ON -DMEMLEDGER_BUILD_BENCH=OFF)
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
 "$root/scripts/setup.sh" build test
