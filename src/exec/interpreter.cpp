@@ -103,7 +103,7 @@ std::vector<Tensor> run_graph(const Graph& graph, const std::vector<Tensor>& inp
     const Value& v = graph.value(id);
     auto buffer = provider.value_buffer(id, buffer_bytes(v));
     ML_CHECK(static_cast<int64_t>(buffer.size()) >= dense_bytes(v), "provider gave a short buffer for '{}'", v.name);
-    std::memcpy(buffer.data(), inputs[i].bytes().data(), inputs[i].bytes().size());
+    if (!inputs[i].bytes().empty()) std::memcpy(buffer.data(), inputs[i].bytes().data(), inputs[i].bytes().size());
     buffers[id] = buffer;
   }
   for (ValueId id : graph_inputs) release_if_done(id, -1);
@@ -173,7 +173,7 @@ std::vector<Tensor> run_graph(const Graph& graph, const std::vector<Tensor>& inp
     auto it = buffers.find(id);
     ML_CHECK(it != buffers.end(), "graph output '{}' was never computed", v.name);
     Tensor t(v.dtype, v.shape);
-    std::memcpy(t.bytes().data(), it->second.data(), t.bytes().size());
+    if (!t.bytes().empty()) std::memcpy(t.bytes().data(), it->second.data(), t.bytes().size());
     outputs.push_back(std::move(t));
   }
   for (auto& [id, buffer] : buffers) provider.release(id);

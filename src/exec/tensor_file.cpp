@@ -120,7 +120,7 @@ NamedTensor parse_npy(const std::string& bytes, const std::string& what) {
   if (static_cast<int64_t>(bytes.size() - offset) != need)
     fail("{}: .npy data has {} bytes, shape {} needs {}", what, bytes.size() - offset, shape_to_string(shape), need);
   NamedTensor result{.name = "", .tensor = Tensor(*dtype, shape)};
-  std::memcpy(result.tensor.bytes().data(), bytes.data() + offset, static_cast<size_t>(need));
+  if (need > 0) std::memcpy(result.tensor.bytes().data(), bytes.data() + offset, static_cast<size_t>(need));
   return result;
 }
 
@@ -168,7 +168,8 @@ NamedTensor parse_tensor_proto(const std::string& bytes, const std::string& what
     check_count(static_cast<int64_t>(proto.raw_data().size()) / element_bytes);
     if (static_cast<int64_t>(proto.raw_data().size()) != elements * element_bytes) fail("{}: raw_data size", what);
     result.tensor = Tensor(*dtype, shape);
-    std::memcpy(result.tensor.bytes().data(), proto.raw_data().data(), proto.raw_data().size());
+    if (!proto.raw_data().empty())
+      std::memcpy(result.tensor.bytes().data(), proto.raw_data().data(), proto.raw_data().size());
     return result;
   }
   auto fill = [&](const auto& field, auto convert) {
