@@ -117,29 +117,66 @@ def all_classification_models() -> list[str]:
     return sorted(torchvision.models.list_models(module=torchvision.models))
 
 
-def randomise_batchnorm(model, generator) -> int:
+def randomise_batchnorm(model, generator) -> list:
     """Gives every BatchNorm seeded non-trivial statistics and affine parameters."""
     import torch
 
-    count = 0
+    batchnorms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    with torch.no_grad():
+        for module in batchnorms:
+            n = module.num_features
+            module.running_mean.copy_(torch.randn(n, generator=generator) * 0.1)
+            module.running_var.copy_(torch.rand(n, generator=generator) + 0.5)
+            if module.affine:
+                module.weight.copy_(torch.rand(n, generator=generator) + 0.5)
+                module.bias.copy_(torch.randn(n, generator=generator) * 0.1)
+    return batchnorms
+
+
+def reinit_zero_weights(model) -> None:
+    """Gives all-zero weights PyTorch's default initialisation: vit zero-initialises its
+    head, which would make every output 0 and the reference output worthless."""
+    import torch
+
     with torch.no_grad():
         for module in model.modules():
-            if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
-                count += 1
-                n = module.num_features
-                module.running_mean.copy_(torch.randn(n, generator=generator) * 0.1)
-                module.running_var.copy_(torch.rand(n, generator=generator) + 0.5)
-                if module.affine:
-                    module.weight.copy_(torch.rand(n, generator=generator) + 0.5)
-                    module.bias.copy_(torch.randn(n, generator=generator) * 0.1)
-    return count
+            weight = getattr(module, "weight", None)
+            if (isinstance(module, (torch.nn.Linear, torch.nn.modules.conv._ConvNd))
+                    and weight is not None and not weight.any()):
+                module.reset_parameters()
 
 
-def count_op(onnx_bytes: bytes, op_type: str) -> int:
+def run_counting_calls(model, modules, x):
+    """Runs model on x and counts the calls of `modules`: the BatchNorms an export holds
+    (inception_v3's and googlenet's auxiliary classifiers are not run in eval mode)."""
+    import torch
+
+    calls = [0]
+    hooks = [m.register_forward_hook(lambda *_: calls.__setitem__(0, calls[0] + 1)) for m in modules]
+    try:
+        with torch.no_grad():
+            return model(x), calls[0]
+    finally:
+        for h in hooks:
+            h.remove()
+
+
+def finish_export(onnx_bytes: bytes, output_shape: list[int]) -> tuple[bytes, int, bool]:
+    """Returns the file's bytes, its BatchNormalization count and whether the output shape
+    had to be declared: for some models (swin) the exporter's shape inference loses the
+    static batch dimension of the output, which torch's own output shape gives back."""
     import onnx
 
     model = onnx.load_from_string(onnx_bytes)
-    return sum(1 for node in model.graph.node if node.op_type == op_type)
+    batchnorms = sum(1 for node in model.graph.node if node.op_type == "BatchNormalization")
+    (output,) = model.graph.output
+    dims = output.type.tensor_type.shape.dim
+    if [d.dim_value if d.HasField("dim_value") else None for d in dims] == output_shape:
+        return onnx_bytes, batchnorms, False
+    del dims[:]
+    for size in output_shape:
+        dims.add().dim_value = size
+    return model.SerializeToString(), batchnorms, True
 
 
 def export_model(name: str, out: Path, key: dict) -> dict:
@@ -158,13 +195,13 @@ def export_model(name: str, out: Path, key: dict) -> dict:
     if param_bytes > PROTOBUF_LIMIT:
         raise SkipModel(f"weights take {param_bytes / 2**30:.2f} GiB, over the 2 GiB protobuf limit "
                         "(would need ONNX external data)")
-    batchnorms = randomise_batchnorm(model, torch.Generator().manual_seed(seed))
+    batchnorm_modules = randomise_batchnorm(model, torch.Generator().manual_seed(seed))
+    reinit_zero_weights(model)
 
     side = INPUT_SIDE.get(name, 224)
     shape = [1, 3, side, side]
     x = np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
-    with torch.no_grad():
-        y = model(torch.from_numpy(x))
+    y, batchnorms = run_counting_calls(model, batchnorm_modules, torch.from_numpy(x))
     if not isinstance(y, torch.Tensor):
         raise RuntimeError(f"model returned {type(y).__name__}, expected one tensor")
     y = y.numpy()
@@ -178,7 +215,7 @@ def export_model(name: str, out: Path, key: dict) -> dict:
         "output_name": "logits",
         "output_shape": list(y.shape),
         "opset": OPSET,
-        "batchnorm_modules": batchnorms,
+        "batchnorm_modules": batchnorms,  # those the forward pass runs
         "parameter_bytes": param_bytes,
         "variants": [],
     }
@@ -192,14 +229,15 @@ def export_model(name: str, out: Path, key: dict) -> dict:
         buf = io.BytesIO()
         torch.onnx.export(model, torch.from_numpy(x), buf, opset_version=OPSET, training=training,
                           do_constant_folding=True, input_names=["input"], output_names=["logits"])
-        data = buf.getvalue()
+        data, batchnorm_nodes, declared = finish_export(buf.getvalue(), entry["output_shape"])
         write_atomic(out / filename, data)
         entry["variants"].append({
             "variant": variant,
             "file": filename,
             "sha256": sha256_of(data),
             "bytes": len(data),
-            "batchnorm_nodes": count_op(data, "BatchNormalization"),
+            "batchnorm_nodes": batchnorm_nodes,
+            "output_shape_declared": declared,
         })
     for field, filename, array in (("input", f"{name}.input.npy", x), ("reference_output", f"{name}.output.npy", y)):
         buf = io.BytesIO()
@@ -224,6 +262,7 @@ def quiet_exporter() -> None:
     # when the model itself is in eval mode as here.
     warnings.filterwarnings("ignore", message="It is recommended that constant folding be turned off")
     warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+    warnings.filterwarnings("ignore", message="torch.meshgrid: in an upcoming release")  # inside maxvit
 
 
 def main(argv: list[str]) -> int:
