@@ -5,7 +5,10 @@
 
 #include "commands.h"
 #include "device_option.h"
+#include "memledger/core/output_file.h"
 #include "memledger/plan/memory_plan.h"
+#include "memledger/report/html_report.h"
+#include "memledger/report/json_report.h"
 #include "memledger/report/text_report.h"
 #include "memledger/report/units.h"
 #include "memledger/teaching/example.h"
@@ -83,18 +86,71 @@ void print_plan_story(const DeviceProfile& profile) {
       2 * teaching::layout_figures(profile).parameter_compact.bytes());
 }
 
+struct ReportArgs {
+  std::string html_path, json_path, compare_html_path;
+  std::string variant = "expanded";
+};
+
+// `--html`/`--json`: the report of one plan of the teaching example, as `plan` writes it
+// for a model file; `--compare-html`: the model a user brings beside variant C, as
+// `optimize --html` shows a rewrite.
+void write_reports(const ReportArgs& args, const DeviceProfile& profile) {
+  const Graph expanded_graph = teaching::expanded_mul_add_model();
+  const MemoryPlan expanded_plan = plan_memory(expanded_graph, profile);
+  const std::string expanded_name = "teaching: Mul + Add, expanded constants";
+  const auto variants = teaching::affine_variants();
+  const auto find_variant = [&](char letter) -> const teaching::Variant& {
+    for (const auto& v : variants)
+      if (v.letter == letter) return v;
+    fail("the teaching example has no variant {}", letter);
+  };
+
+  if (!args.html_path.empty() || !args.json_path.empty()) {
+    const bool expanded = args.variant == "expanded";
+    const teaching::Variant* variant = expanded ? nullptr : &find_variant(args.variant[0]);
+    const Graph& graph = expanded ? expanded_graph : variant->graph;
+    const MemoryPlan plan = expanded ? expanded_plan : plan_memory(variant->graph, profile, variant->options);
+    const std::string name = expanded ? expanded_name : fmt::format("teaching {}: {}", variant->letter, variant->title);
+    if (!args.html_path.empty()) {
+      write_output_file(args.html_path, plan_report_html(graph, plan, profile, name));
+      fmt::print("\nwrote {}\n", args.html_path);
+    }
+    if (!args.json_path.empty()) {
+      write_output_file(args.json_path, plan_report_json(graph, plan, profile, name));
+      fmt::print("wrote {}\n", args.json_path);
+    }
+  }
+  if (!args.compare_html_path.empty()) {
+    const teaching::Variant& c = find_variant('C');
+    const MemoryPlan c_plan = plan_memory(c.graph, profile, c.options);
+    write_output_file(args.compare_html_path,
+                      compare_report_html({expanded_graph, expanded_plan, profile, expanded_name},
+                                          {c.graph, c_plan, profile, fmt::format("teaching C: {}", c.title)}));
+    fmt::print("wrote {}\n", args.compare_html_path);
+  }
+}
+
 }  // namespace
 
 void register_demo(CLI::App& app, int& /*exit_code*/) {
   auto* command = app.add_subcommand("demo", "the teaching example: layouts, ledgers, plans and rewrites, explained");
   auto device = std::make_shared<std::string>();
   add_device_option(command, *device, "teaching");
-  command->callback([device] {
+  auto reports = std::make_shared<ReportArgs>();
+  command->add_option("--html", reports->html_path, "write the HTML report of one plan (see --variant)");
+  command->add_option("--json", reports->json_path, "write the JSON report of the same plan");
+  command->add_option("--variant", reports->variant, "the plan --html/--json show: expanded, A, B, C or D")
+      ->check(CLI::IsMember({"expanded", "A", "B", "C", "D"}))
+      ->capture_default_str();
+  command->add_option("--compare-html", reports->compare_html_path,
+                      "write the expanded model beside variant C as one HTML page");
+  command->callback([device, reports] {
     const DeviceProfile profile = resolve_device(*device);
     fmt::print("memledger demo: the teaching example (DESIGN.md §5)\n");
     fmt::print("device: {}\n\n", describe_device(profile));
     print_layout_story(profile);
     print_plan_story(profile);
+    write_reports(*reports, profile);
   });
 }
 
