@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "memledger/report/units.h"
 
@@ -11,6 +12,53 @@ namespace {
 
 std::string alias_name(const MemoryPlan& plan, const LiveBuffer& b) {
   return b.alias_of ? plan.liveness.buffers[static_cast<size_t>(*b.alias_of)].name : "";
+}
+
+// Cuts a long name in the middle, where exported names repeat their path
+// ("/layer1/layer1.0/conv1/Conv_output_0" → "/layer1/la…nv1/Conv_output_0"); non-ASCII names
+// are cut at the end on a character boundary.
+size_t glyphs(std::string_view text) {
+  return static_cast<size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+std::string shorten(const std::string& name, size_t width) {
+  if (glyphs(name) <= width || width < 3) return name;
+  if (glyphs(name) == name.size()) {
+    const size_t head = (width - 1) * 2 / 5;
+    return name.substr(0, head) + "…" + name.substr(name.size() - (width - 1 - head));
+  }
+  std::string out;
+  size_t used = 0;
+  for (char c : name) {
+    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80 && ++used == width) break;
+    out += c;
+  }
+  return out + "…";
+}
+
+// Rows padded to columns end in spaces when the last column is empty.
+std::string trim_right(std::string line) {
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line + "\n";
+}
+
+// Bytes of storage each category holds at the peak step (aliases counted once).
+std::map<BufferCategory, int64_t> live_at_peak(const MemoryPlan& plan) {
+  std::map<BufferCategory, int64_t> out;
+  const auto intervals = plan.liveness.storage_intervals();
+  const int peak = plan.ledger.peak_step;
+  for (size_t i = 0; i < plan.liveness.buffers.size(); ++i) {
+    const LiveBuffer& b = plan.liveness.buffers[i];
+    if (!b.alias_of && intervals[i].first <= peak && peak <= intervals[i].second) out[b.category] += b.physical_bytes;
+  }
+  return out;
+}
+
+constexpr size_t kNameWidth = 40;
+
+std::string share(int64_t part, int64_t whole) {
+  return whole > 0 ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "–";
 }
 
 std::string bar(int64_t value, int64_t full, int width) {
@@ -22,25 +70,32 @@ std::string bar(int64_t value, int64_t full, int width) {
 }  // namespace
 
 std::string category_table(const MemoryPlan& plan) {
-  std::string out = fmt::format("  {:<12} {:>6} {:>14} {:>14}\n", "category", "count", "logical", "physical");
-  for (const auto& [category, t] : plan.ledger.by_category)
-    out += fmt::format("  {:<12} {:>6} {:>14} {:>14}\n", to_string(category), t.count, human_bytes(t.logical_bytes),
-                       human_bytes(t.physical_bytes));
-  out += fmt::format("  {:<12} {:>6} {:>14} {:>14}\n", "total", plan.liveness.buffers.size(),
-                     human_bytes(plan.ledger.logical_bytes), human_bytes(plan.ledger.physical_bytes));
+  const auto at_peak = live_at_peak(plan);
+  std::string out =
+      fmt::format("  {:<12} {:>6} {:>12} {:>12} {:>12}\n", "category", "count", "logical", "physical", "at the peak");
+  for (const auto& [category, t] : plan.ledger.by_category) {
+    const auto peak = at_peak.find(category);
+    out +=
+        fmt::format("  {:<12} {:>6} {:>12} {:>12} {:>12}\n", to_string(category), t.count, human_bytes(t.logical_bytes),
+                    human_bytes(t.physical_bytes), human_bytes(peak == at_peak.end() ? 0 : peak->second));
+  }
+  out += fmt::format("  {:<12} {:>6} {:>12} {:>12} {:>12}\n", "total", plan.liveness.buffers.size(),
+                     human_bytes(plan.ledger.logical_bytes), human_bytes(plan.ledger.physical_bytes),
+                     human_bytes(plan.ledger.peak_live_bytes));
   return out;
 }
 
 std::string buffer_table(const MemoryPlan& plan) {
   size_t width = 6;
-  for (const auto& b : plan.liveness.buffers) width = std::max(width, std::min<size_t>(b.name.size(), 40));
-  std::string out = fmt::format("  {:<{}} {:<10} {:>12} {:>12} {:>9} {:>10}  {}\n", "buffer", width, "category",
-                                "logical", "physical", "steps", "offset", "in place of");
+  for (const auto& b : plan.liveness.buffers) width = std::max(width, glyphs(shorten(b.name, kNameWidth)));
+  std::string out = trim_right(fmt::format("  {:<{}} {:<10} {:>12} {:>12} {:>9} {:>10}  {}", "buffer", width,
+                                           "category", "logical", "physical", "steps", "offset", "in place of"));
   for (size_t i = 0; i < plan.liveness.buffers.size(); ++i) {
     const auto& b = plan.liveness.buffers[i];
-    out += fmt::format("  {:<{}} {:<10} {:>12} {:>12} {:>9} {:>10}  {}\n", b.name.substr(0, 40), width,
-                       to_string(b.category), human_bytes(b.logical_bytes), human_bytes(b.physical_bytes),
-                       fmt::format("{}–{}", b.first_step, b.last_step), plan.offsets[i], alias_name(plan, b));
+    out += trim_right(fmt::format("  {:<{}} {:<10} {:>12} {:>12} {:>9} {:>10}  {}", shorten(b.name, kNameWidth), width,
+                                  to_string(b.category), human_bytes(b.logical_bytes), human_bytes(b.physical_bytes),
+                                  fmt::format("{}–{}", b.first_step, b.last_step), plan.offsets[i],
+                                  shorten(alias_name(plan, b), kNameWidth)));
   }
   return out;
 }
@@ -71,13 +126,14 @@ std::string timeline_text(const MemoryPlan& plan, int max_rows) {
     std::vector<std::string> names;
     for (int b : step.live_buffers) {
       const auto& buffer = plan.liveness.buffers[static_cast<size_t>(b)];
-      names.push_back(buffer.alias_of ? buffer.name + "→" + alias_name(plan, buffer) : buffer.name);
+      names.push_back(buffer.alias_of ? shorten(buffer.name, 24) + "→" + shorten(alias_name(plan, buffer), 24)
+                                      : shorten(buffer.name, 24));
       if (names.size() == 6 && step.live_buffers.size() > 6) {
         names.push_back(fmt::format("+{}", step.live_buffers.size() - 6));
         break;
       }
     }
-    out += fmt::format("  {:>5}  {:<24} {:>12}  {} {}{}\n", s, step.node_name.substr(0, 24),
+    out += fmt::format("  {:>5}  {:<24} {:>12}  {} {}{}\n", s, shorten(step.node_name, 24),
                        human_bytes(step.live_bytes), bar(step.live_bytes, full, 20), fmt::join(names, " "),
                        static_cast<int>(s) == plan.ledger.peak_step ? "   ← peak" : "");
   }
@@ -88,19 +144,26 @@ std::string timeline_text(const MemoryPlan& plan, int max_rows) {
 std::string peak_contributors(const MemoryPlan& plan, int count) {
   if (plan.ledger.timeline.empty()) return "";
   const auto& step = plan.ledger.timeline[static_cast<size_t>(plan.ledger.peak_step)];
-  std::string out =
-      fmt::format("  at step {} ({}), {} live:\n", step.step, step.node_name, human_bytes(step.live_bytes));
+  std::string out = fmt::format("  at step {} ({}), {} live in {} buffers:\n", step.step, step.node_name,
+                                human_bytes(step.live_bytes), step.live_buffers.size());
   int shown = 0;
+  int64_t rest = 0;
+  int rest_count = 0;
   for (int b : step.live_buffers) {
     const auto& buffer = plan.liveness.buffers[static_cast<size_t>(b)];
     if (buffer.alias_of) continue;
-    if (shown++ == count) break;
-    out += fmt::format("    {:>12}  {:>5.1f}%  {} ({})\n", human_bytes(buffer.physical_bytes),
-                       step.live_bytes
-                           ? 100.0 * static_cast<double>(buffer.physical_bytes) / static_cast<double>(step.live_bytes)
-                           : 0.0,
-                       buffer.name, to_string(buffer.category));
+    if (shown == count) {
+      rest += buffer.physical_bytes;
+      ++rest_count;
+      continue;
+    }
+    ++shown;
+    out += fmt::format("    {:>12}  {:>6}  {:<10}  {}\n", human_bytes(buffer.physical_bytes),
+                       share(buffer.physical_bytes, step.live_bytes), to_string(buffer.category),
+                       shorten(buffer.name, 60));
   }
+  if (rest_count > 0)
+    out += fmt::format("    {:>12}  {:>6}  {} more\n", human_bytes(rest), share(rest, step.live_bytes), rest_count);
   return out;
 }
 
