@@ -34,9 +34,11 @@ std::string sim_report_text(const SimReport& r) {
   const DeviceProfile& d = r.device;
   std::string out = fmt::format(
       "NPU mode: device '{}', local memory {} B, external memory {} B\n"
-      "  DMA: {} B granularity, {} setup cycles per transfer, {} B/cycle, double buffering {}; parameters: {}\n",
+      "  DMA: {} B granularity, {} setup cycles per transfer, {} B/cycle, double buffering {}; parameters: {}; "
+      "kernel workspace {}\n",
       d.name, d.capacity_bytes, d.dma.external_bytes, d.dma.granularity_bytes, d.dma.setup_cycles,
-      d.dma.bytes_per_cycle, d.dma.double_buffering ? "on" : "off", to_string(r.options.parameters));
+      d.dma.bytes_per_cycle, d.dma.double_buffering ? "on" : "off", to_string(r.options.parameters),
+      r.options.kernel_workspace ? "per tile" : "none");
   for (size_t i = 0; i < r.operators.size(); ++i) {
     const OperatorSim& s = r.operators[i];
     const Traffic total = s.total();
@@ -134,6 +136,7 @@ std::string sim_report_json(const SimReport& r) {
                      {"bytes_per_cycle", d.dma.bytes_per_cycle},
                      {"double_buffering", d.dma.double_buffering}}},
                    {"parameters", std::string(to_string(r.options.parameters))},
+                   {"kernel_workspace", r.options.kernel_workspace},
                    {"load", traffic_json(r.load)},
                    {"store", traffic_json(r.store)},
                    {"ideal", traffic_json(r.ideal)},

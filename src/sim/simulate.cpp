@@ -249,7 +249,7 @@ class OperatorSimulator {
         }
       }
     }
-    if (contract_.workspace_bytes > 0) {
+    if (options_.kernel_workspace && contract_.workspace_bytes > 0) {
       // The workspace follows the output tile: a Conv's im2col its spatial positions only
       // (every channel block reuses it), any other kernel's the whole tile.
       int64_t part = 1, whole = 1;

@@ -59,6 +59,9 @@ enum class ParameterReuse {
 
 struct SimOptions {
   ParameterReuse parameters = ParameterReuse::kReuse;
+  // Charge each tile the kernel contract's workspace (scaled to the tile). Off models an
+  // engine that needs none (an NPU's Conv streams its windows, no im2col matrix).
+  bool kernel_workspace = true;
 };
 
 // One tensor's part in one operator's traffic.
