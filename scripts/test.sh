@@ -13,6 +13,10 @@ if [ "${1:-}" = "--sanitize" ]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
 "$root/scripts/setup.sh" build test
+# onnxruntime for Node, the outside reference for outputs (its CPU library ships in the package).
+if [ ! -d "$root/tests/ort/node_modules/onnxruntime-node" ]; then
+  (cd "$root/tests/ort" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+fi
 cmake -S "$root" -B "$build" "${flags[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)"
 # The model corpus (torchvision exports, cached by the script) that import, execution and

@@ -2,6 +2,9 @@
 // contributors at the peak, the placement and whether it fits the device (exit 3 if not).
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+#include <optional>
+
 #include "commands.h"
 #include "device_option.h"
 #include "memledger/core/output_file.h"
@@ -10,6 +13,7 @@
 #include "memledger/report/html_report.h"
 #include "memledger/report/json_report.h"
 #include "memledger/report/text_report.h"
+#include "memledger/sim/sim_report.h"
 #include "model_options.h"
 
 namespace memledger::cli {
@@ -24,6 +28,7 @@ struct PlanArgs {
   bool donate_inputs = false;
   bool no_in_place = false;
   bool brief = false;
+  bool sim = false, sim_reload = false, sim_no_workspace = false;
 };
 
 // The placement problem with the planned offsets, in the allocator's CSV form.
@@ -46,9 +51,25 @@ void run_plan(const PlanArgs& args, int& exit_code) {
   fmt::print("device: {}\n\n", describe_device(profile));
   fmt::print("{}", text_report(plan, {.buffers = !args.brief}));
 
+  std::optional<sim::SimReport> sim_report;
+  if (args.sim) {
+    sim_report = sim::simulate(
+        graph, profile,
+        {.parameters = args.sim_reload ? sim::ParameterReuse::kReloadPerTile : sim::ParameterReuse::kReuse,
+         .kernel_workspace = !args.sim_no_workspace});
+    fmt::print("\n{}", sim::sim_report_text(*sim_report));
+  }
+
   const std::vector<std::filesystem::path> inputs{args.model.path};
-  if (!args.json_path.empty())
-    write_output_file(args.json_path, plan_report_json(graph, plan, profile, args.model.path), inputs);
+  if (!args.json_path.empty()) {
+    std::string json = plan_report_json(graph, plan, profile, args.model.path);
+    if (sim_report) {
+      auto report = nlohmann::json::parse(json);
+      report["sim"] = nlohmann::json::parse(sim::sim_report_json(*sim_report));
+      json = report.dump(2) + "\n";
+    }
+    write_output_file(args.json_path, json, inputs);
+  }
   if (!args.csv_path.empty()) write_output_file(args.csv_path, plan_csv(plan), inputs);
   if (!args.html_path.empty())
     write_output_file(args.html_path, plan_report_html(graph, plan, profile, args.model.path), inputs);
@@ -78,6 +99,10 @@ void register_plan(CLI::App& app, int& exit_code) {
                     "the program owns its input buffers and may overwrite them");
   command->add_flag("--no-in-place", args->no_in_place, "plan without in-place reuse (the no-reuse figures)");
   command->add_flag("--brief", args->brief, "leave out the per-buffer table");
+  command->add_flag("--sim", args->sim,
+                    "NPU mode: tiles in local memory and the DMA traffic ledger (needs [dma] external_bytes)");
+  command->add_flag("--sim-reload", args->sim_reload, "with --sim: reload parameters with every tile (naive schedule)");
+  command->add_flag("--sim-no-workspace", args->sim_no_workspace, "with --sim: tiles need no kernel workspace");
   command->callback([args, &exit_code] { run_plan(*args, exit_code); });
 }
 
