@@ -22,5 +22,6 @@ cmake --build "$build" -j "$(nproc)"
 # The model corpus (torchvision exports, cached by the script) that import, execution and
 # planning tests run on.
 cmake --build "$build" --target corpus
+export MEMLEDGER_CORPUS_DIR="$build/corpus"
 cd "$build"
 ctest --output-on-failure -j "$(nproc)"
