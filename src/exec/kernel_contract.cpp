@@ -96,6 +96,7 @@ std::string check_float_inputs(const Graph& g, const Node& node, std::initialize
 
 std::vector<int64_t> read_ints(const InputView& view) {
   std::vector<int64_t> values(static_cast<size_t>(view.elements()));
+  if (values.empty()) return values;  // an empty tensor may have no data pointer at all
   if (view.dtype == DType::kInt64) {
     std::memcpy(values.data(), view.data, values.size() * sizeof(int64_t));
   } else if (view.dtype == DType::kInt32) {
