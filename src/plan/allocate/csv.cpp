@@ -1,7 +1,5 @@
 #include "memledger/plan/allocate/csv.h"
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -14,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "memledger/core/error.h"
+#include "memledger/core/output_file.h"
 
 namespace memledger::allocate {
 namespace {
@@ -147,27 +146,7 @@ std::string format_solution_csv(const Problem& problem, const Solution& solution
 }
 
 void write_solution_csv(const std::filesystem::path& path, const Problem& problem, const Solution& solution) {
-  const std::string text = format_solution_csv(problem, solution);
-  std::filesystem::path temporary = path;
-  temporary += fmt::format(".tmp-{}", ::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) fail("{}: cannot create: {}", temporary.string(), std::strerror(errno));
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      fail("{}: cannot write", temporary.string());
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    fail("{}: cannot write: {}", path.string(), ec.message());
-  }
+  write_output_file(path, format_solution_csv(problem, solution));
 }
 
 }  // namespace memledger::allocate
