@@ -6,7 +6,7 @@ set -euo pipefail
 build_packages=(cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev libonnx-dev libprotobuf-dev
   protobuf-compiler libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev)
 test_packages=(libonnx-testdata clang libclang-rt-14-dev python3-onnx python3-numpy python3-torch
-  python3-torchvision nodejs npm chromium)
+  python3-torchvision chromium)
 
 want=("${build_packages[@]}")
 for group in "$@"; do
@@ -16,6 +16,12 @@ for group in "$@"; do
     *) echo "setup.sh: unknown package group '$group' (build, test)" >&2; exit 2 ;;
   esac
 done
+
+# Node.js may come from outside Debian (NodeSource's nodejs bundles npm and conflicts with
+# Debian's npm package), so node and npm count as present when the commands exist.
+if [[ " $* " == *" test "* ]] && ! { command -v node && command -v npm; } >/dev/null 2>&1; then
+  want+=(nodejs npm)
+fi
 
 missing=()
 for package in "${want[@]}"; do
