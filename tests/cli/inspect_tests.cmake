@@ -9,7 +9,7 @@ memledger_cli_test(inspect_small_cnn ARGS inspect ${ONNX_DATA}/conv_bn_relu.onnx
          "gamma +float32 +\\[4\\] +C +16 B +64 B +BatchNormalization 'bn': operand"
          "lint \\(0\\)" "unknown operators \\(0\\)")
 memledger_cli_test(inspect_teaching_device ARGS inspect ${ONNX_DATA}/affine_distinct.onnx --device teaching
-  OUTPUT "device: teaching" "c +activation +float32 +\\[1,12,20,28\\] +NCHW +NHWC +pixel +16 B +6.6 KiB +8.8 KiB"
+  OUTPUT "device: teaching" "c +activation +float32 +\\[1,12,20,28\\] +NCHW +NHWC +pixel +16 B +6.56 KiB +8.75 KiB"
          "scale +float32 +\\[1,12,1,1\\] +NCHW .*Mul 'scale_mul': repeated along H,W of \\[1,12,20,28\\]")
 memledger_cli_test(inspect_lint_c_eq_w ARGS inspect ${ONNX_DATA}/affine_c_eq_w.onnx
   OUTPUT "lint \\(2\\)"

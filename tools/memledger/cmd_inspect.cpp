@@ -13,6 +13,7 @@
 #include "memledger/device/tensor_layout.h"
 #include "memledger/lint/lint.h"
 #include "memledger/onnx/import.h"
+#include "memledger/report/units.h"
 
 namespace memledger::cli {
 namespace {
@@ -24,13 +25,6 @@ struct InspectOptions {
   std::string device;
   std::string format = "text";
 };
-
-std::string human_bytes(int64_t bytes) {
-  if (bytes < 1024) return fmt::format("{} B", bytes);
-  if (bytes < (int64_t{1} << 20)) return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / 1024.0);
-  if (bytes < (int64_t{1} << 30)) return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
-}
 
 std::string roles_text(const Value& v) { return v.shape.empty() ? "-" : roles_to_string(v.roles); }
 
