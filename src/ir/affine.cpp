@@ -1,5 +1,7 @@
 #include "memledger/ir/affine.h"
 
+#include <vector>
+
 #include "memledger/core/error.h"
 
 namespace memledger {
@@ -32,6 +34,29 @@ ValueId add_affine(Graph& graph, ValueId x, ValueId scale, ValueId bias, AffineR
                   .outputs = {y},
                   .attributes = {{"rule", std::string(to_string(rule))}}});
   return y;
+}
+
+int lower_affine(Graph& graph) {
+  int lowered = 0;
+  const std::vector<NodeId> order = graph.order();
+  for (NodeId id : order) {
+    if (!is_affine(graph.node(id))) continue;
+    const Node affine = graph.node(id);
+    ML_CHECK(affine.inputs.size() == 3 && affine.outputs.size() == 1, "Affine {} with {} inputs", affine.label(),
+             affine.inputs.size());
+    Value scaled = graph.value(affine.outputs[0]);
+    scaled.name = graph.unique_name(scaled.name + "_scaled");
+    scaled.constant.reset();
+    const ValueId m = graph.add_value(std::move(scaled));
+    const auto part = [&](const char* suffix) { return affine.name.empty() ? "" : affine.name + suffix; };
+    graph.insert_node_before(
+        id, {.name = part("_mul"), .op = "Mul", .inputs = {affine.inputs[0], affine.inputs[1]}, .outputs = {m}});
+    graph.insert_node_before(
+        id, {.name = part("_add"), .op = "Add", .inputs = {m, affine.inputs[2]}, .outputs = affine.outputs});
+    graph.erase_node(id);
+    ++lowered;
+  }
+  return lowered;
 }
 
 }  // namespace memledger

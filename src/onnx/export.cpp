@@ -40,6 +40,7 @@ onnx::NodeProto& add_node(onnx::GraphProto& gp, const std::string& name, const s
   return np;
 }
 
+// `g` holds standard operators only: memledger's own are lowered before (lower_affine).
 onnx::ModelProto to_model(const Graph& g) {
   onnx::ModelProto model;
   model.set_ir_version(kIrVersion);
@@ -72,34 +73,13 @@ onnx::ModelProto to_model(const Graph& g) {
     for (ValueId out : g.node(id).outputs) note(out);
   }
   for (ValueId out : g.outputs()) note(out);
-  std::set<std::string> names;
-  for (size_t i = 0; i < g.value_count(); ++i) names.insert(g.value(ValueId{static_cast<int32_t>(i)}).name);
   for (const auto& [name, v] : constants) *gp.add_initializer() = onnx_io::tensor_to_proto(*g.value(v).constant, name);
   for (ValueId v : computed) set_type(*gp.add_value_info(), g.value(v));
-  auto fresh = [&](const std::string& base) {
-    std::string name = base;
-    for (int i = 1; names.count(name); ++i) name = base + "_" + std::to_string(i);
-    names.insert(name);
-    return name;
-  };
-
   for (NodeId id : g.order()) {
     const Node& node = g.node(id);
     std::vector<std::string> ins, outs;
     for (ValueId in : node.inputs) ins.push_back(name_of(in));
     for (ValueId out : node.outputs) outs.push_back(name_of(out));
-    if (is_affine(node)) {
-      // y = x·scale + bias as standard ONNX; both operands broadcast as they did.
-      ML_CHECK(ins.size() == 3 && outs.size() == 1, "Affine with {} inputs", ins.size());
-      const Value& y = g.value(node.outputs[0]);
-      const std::string scaled = fresh(y.name + "_scaled");
-      Value scaled_value = y;
-      scaled_value.name = scaled;
-      set_type(*gp.add_value_info(), scaled_value);
-      add_node(gp, node.name.empty() ? "" : node.name + "_mul", "Mul", {ins[0], ins[1]}, {scaled});
-      add_node(gp, node.name.empty() ? "" : node.name + "_add", "Add", {scaled, ins[2]}, outs);
-      continue;
-    }
     onnx::NodeProto& np = add_node(gp, node.name, node.op, ins, outs);
     if (!node.domain.empty()) {
       np.set_domain(node.domain);
@@ -124,7 +104,9 @@ onnx::ModelProto to_model(const Graph& g) {
 }  // namespace
 
 std::string export_onnx_bytes(const Graph& graph) {
-  const onnx::ModelProto model = to_model(graph);
+  Graph lowered = graph;
+  lower_affine(lowered);
+  const onnx::ModelProto model = to_model(lowered);
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {

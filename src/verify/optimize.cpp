@@ -1,13 +1,23 @@
 #include "memledger/verify/optimize.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+
+#include "memledger/ir/affine.h"
+#include "memledger/ir/printer.h"
 
 namespace memledger {
 
 OptimizeResult optimize_graph(const Graph& original, const OptimizeOptions& options) {
-  OptimizeResult result{.graph = original, .steps = {}, .verification = {}};
+  OptimizeResult result{.graph = original, .steps = {}, .verification = {}, .lowered = 0};
   const std::vector<std::string> passes = options.passes.empty() ? default_pipeline() : options.passes;
   result.steps = run_pipeline(result.graph, passes, options.pass_options, options.dump);
+  // Verify and report what will be written, not an IR operator the file cannot hold.
+  result.lowered = lower_affine(result.graph);
+  if (result.lowered > 0 && options.dump)
+    options.dump(
+        fmt::format("// as written: {} Affine lowered to Mul + Add\n{}", result.lowered, print_graph(result.graph)));
   VerifyOptions verify = options.verify;
   // Approximation changes numbers by design: the tolerance is the one asked for.
   if (options.pass_options.approximate_tolerance > 0)

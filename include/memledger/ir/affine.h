@@ -27,4 +27,10 @@ AffineRule affine_rule(const Node& node);
 // Appends y = Affine(x, scale, bias) with the given rule; y has x's type and roles.
 ValueId add_affine(Graph& graph, ValueId x, ValueId scale, ValueId bias, AffineRule rule, const std::string& name);
 
+// Standard ONNX has no such operator: every Affine becomes Mul(x, scale) → `<y>_scaled` →
+// Add(·, bias) → y, in place in the execution order (nodes `<name>_mul`, `<name>_add`; the
+// intermediate has y's type and roles). This is the form an exported file holds, so a plan
+// of the lowered graph is a plan of that file. Returns the number of Affines lowered.
+int lower_affine(Graph& graph);
+
 }  // namespace memledger
