@@ -17,3 +17,15 @@ memledger_cli_test(demo_missing_profile ARGS demo --device missing.toml EXIT_COD
   OUTPUT "--device 'missing.toml': not a built-in profile")
 memledger_cli_test(no_command EXIT_CODE 2 OUTPUT "subcommand")
 memledger_cli_test(unknown_flag ARGS demo --frobnicate EXIT_CODE 2 OUTPUT "frobnicate")
+# The demo ends with the rewrite story: optimize on the expanded Mul + Add model, verified,
+# and the ledger diff whose parts add up (figures from the library, pinned here).
+memledger_cli_test(demo_rewrite_story ARGS demo
+  OUTPUT "8\\. The rewrite: `memledger optimize`"
+         "fuse-affine +1 +53664"
+         "nodes 2 → 2 as written \\(1 Affine lowered to Mul \\+ Add\\); constant bytes saved 53664"
+         "model file 54002 B → 401 B"
+         "verification \\(seed 1, rtol 0\\.0001\\): same numbers, max\\|diff\\| 0\n"
+         "peak-live +26880 +17936 +-8944 \\| +-6708 +-2236 +\\+0"
+         "logical   33600 → 20184: constants -13416 \\+ layout/padding \\+0 \\+ lifetimes \\+0 = -13416"
+         "physical  35840 → 17952: constants -13416 \\+ layout/padding -4472 \\+ lifetimes \\+0 = -17888"
+         "'y' is written over 'y_scaled' \\(in place\\)")
