@@ -32,3 +32,19 @@ memledger_cli_test(run_bad_extension ARGS run ${exec_data}/add_one.onnx --input 
   EXIT_CODE 2 OUTPUT "unknown tensor file type")
 memledger_cli_test(run_unsupported_op ARGS run ${onnx_data}/custom_op.onnx
   EXIT_CODE 2 OUTPUT "node FancyNorm 'fancy': operator com.example.FancyNorm is not supported")
+
+# run --arena: the model planned for the device and run inside its arena with guards.
+memledger_cli_test(run_arena_teaching ARGS run ${onnx_data}/affine_distinct.onnx --arena
+  OUTPUT "arena run on 'host'" "arena [0-9]+ B, peak-live [0-9]+ B, arena / peak-live 1.000" "guard violations: 0"
+  "untouched workspaces: 0" "outputs: bit-identical to the ordinary run \\(1 of 1\\)")
+memledger_cli_test(run_arena_teaching_device ARGS run ${onnx_data}/affine_distinct.onnx --arena --device teaching
+  OUTPUT "arena run on 'teaching' \\(planned with the model's dtypes, not int8\\)" "guard violations: 0"
+  "bit-identical")
+memledger_cli_test(run_arena_conv_workspace ARGS run ${onnx_data}/conv_bn_relu.onnx --arena --seed 5
+  OUTPUT "guard violations: 0" "untouched workspaces: 0" "bit-identical")
+memledger_cli_test(run_arena_device_file ARGS run ${onnx_data}/conv_bn_relu.onnx --arena
+  --device ${PROJECT_SOURCE_DIR}/tests/data/device/npu.toml OUTPUT "guard violations: 0" "bit-identical")
+memledger_cli_test(run_arena_unknown_device ARGS run ${onnx_data}/affine_distinct.onnx --arena --device nosuch
+  EXIT_CODE 2 OUTPUT "nosuch")
+memledger_cli_test(run_device_needs_arena ARGS run ${onnx_data}/affine_distinct.onnx --device teaching
+  EXIT_CODE 2 OUTPUT "--device requires --arena")

@@ -1,6 +1,8 @@
 // `memledger run MODEL.onnx`: runs a model in the reference interpreter on inputs from
 // files (.pb or .npy) or on seeded random ones, prints each output's summary, optionally
-// writes the outputs and compares them with another model run on the same inputs.
+// writes the outputs and compares them with another model run on the same inputs. With
+// --arena it also plans the model and runs it again inside the planned arena with guards
+// (exec/arena_run), which must give bit-identical outputs.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -10,11 +12,14 @@
 #include <memory>
 
 #include "commands.h"
+#include "device_option.h"
 #include "memledger/core/error.h"
+#include "memledger/exec/arena_run.h"
 #include "memledger/exec/compare.h"
 #include "memledger/exec/interpreter.h"
 #include "memledger/exec/tensor_file.h"
 #include "memledger/onnx/import.h"
+#include "memledger/plan/memory_plan.h"
 
 namespace memledger::cli {
 namespace {
@@ -40,6 +45,8 @@ struct RunCommandOptions {
   uint64_t seed = 0;
   std::string compare;
   double tolerance = 1e-4;
+  bool arena = false;
+  std::string device;
 };
 
 bool same_file(const fs::path& a, const fs::path& b) {
@@ -111,6 +118,36 @@ std::vector<Tensor> load_inputs(const Graph& graph, const RunCommandOptions& o, 
   return inputs;
 }
 
+// Plans the model for the device (with its own dtypes), runs it inside the arena and
+// prints the verdict. False when a guard broke or an output differs.
+bool arena_run(const Graph& graph, const RunCommandOptions& o, const std::vector<Tensor>& inputs,
+               const std::vector<Tensor>& outputs) {
+  const DeviceProfile given = resolve_device(o.device);
+  const DeviceProfile profile = with_model_dtypes(given);
+  const MemoryPlan plan = plan_memory(graph, profile);
+  const auto start = std::chrono::steady_clock::now();
+  const ArenaRunReport r = run_in_arena(graph, plan, inputs, outputs);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  fmt::print("arena run on '{}'{}: {} placement{}, {:.1f} ms\n", profile.name,
+             given.storage ? fmt::format(" (planned with the model's dtypes, not {})", dtype_name(*given.storage)) : "",
+             plan.algorithm, plan.optimal ? " (optimal)" : "", ms);
+  fmt::print("  arena {} B, peak-live {} B, arena / peak-live {:.3f}, guards {} B at each end\n", r.arena_bytes,
+             r.peak_live_bytes, r.ratio(), ArenaBufferProvider::kGuardBytes);
+  fmt::print("  guard violations: {}\n", r.violations.size());
+  for (const ArenaViolation& v : r.violations) fmt::print("    {}: {}\n", to_string(v.kind), v.message);
+  if (r.untouched_workspaces.empty()) {
+    fmt::print("  untouched workspaces: 0\n");
+  } else {
+    fmt::print("  untouched workspaces: {} (declared but never written)\n", r.untouched_workspaces.size());
+    for (const std::string& name : r.untouched_workspaces) fmt::print("    {}\n", name);
+  }
+  if (!r.failure.empty()) fmt::print("  the arena run stopped: {}\n", r.failure);
+  if (r.failure.empty() && r.differing_outputs.empty())
+    fmt::print("  outputs: bit-identical to the ordinary run ({} of {})\n", outputs.size(), outputs.size());
+  for (const std::string& d : r.differing_outputs) fmt::print("  output {} from the ordinary run\n", d);
+  return r.clean();
+}
+
 void run_command(const RunCommandOptions& o, int& exit_code) {
   const Graph graph = load_model(o.model);
   std::vector<fs::path> input_files{o.model.path};
@@ -122,6 +159,12 @@ void run_command(const RunCommandOptions& o, int& exit_code) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Value& v = graph.value(graph.outputs()[i]);
     fmt::print("output '{}': {} {}: {}\n", v.name, dtype_name(v.dtype), shape_to_string(v.shape), summary(outputs[i]));
+  }
+
+  if (o.arena && !arena_run(graph, o, inputs, outputs)) {
+    exit_code = static_cast<int>(ExitCode::kVerificationFailed);
+    fmt::print(stderr, "memledger: the arena run broke a guard or changed the outputs; nothing written\n");
+    return;
   }
 
   bool differs = false;
@@ -208,6 +251,12 @@ void register_run(CLI::App& app, int& exit_code) {
                    "with --compare: exit code 4 when max|diff| > tolerance × max|output of the other model|")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  auto* arena = command->add_flag(
+      "--arena", options->arena,
+      "also plan the model and run it inside the planned arena with guard bytes; exit code 4 when a guard breaks or "
+      "an output is not bit-identical");
+  add_device_option(command, options->device, "host");
+  command->get_option("--device")->needs(arena);
   command->callback([options, &exit_code] { run_command(*options, exit_code); });
 }
 
