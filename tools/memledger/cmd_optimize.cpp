@@ -1,17 +1,20 @@
 // `memledger optimize MODEL.onnx -o OUT.onnx`: runs the pass pipeline, proves the rewrite
 // on seeded inputs (exit 4 and nothing written when an output differs), and shows the
-// ledger before and after under the chosen device.
+// ledger before and after under the chosen device. Nothing is written unless every
+// output could be computed; no output goes over the input model or over another output.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "device_option.h"
+#include "memledger/core/error.h"
 #include "memledger/core/output_file.h"
 #include "memledger/ir/printer.h"
 #include "memledger/onnx/export.h"
 #include "memledger/plan/memory_plan.h"
 #include "memledger/report/diff.h"
+#include "memledger/report/html_report.h"
 #include "memledger/report/json_report.h"
 #include "memledger/verify/optimize.h"
 #include "model_options.h"
@@ -21,14 +24,29 @@ namespace {
 
 struct OptimizeArgs {
   ModelOptions model;
-  std::string output, passes, json_path, device;
+  std::string output, passes, json_path, html_path, device;
   double approximate = 0;
   double tolerance = 1e-4;
   uint64_t seed = 1;
   bool dump = false;
 };
 
+// Every output path is checked before any work, so a refusal leaves nothing behind.
+void check_output_paths(const OptimizeArgs& args) {
+  const std::vector<std::pair<const char*, std::string>> outputs{
+      {"-o", args.output}, {"--json", args.json_path}, {"--html", args.html_path}};
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [flag, path] = outputs[i];
+    if (path.empty()) continue;
+    if (same_file(path, args.model.path)) fail("{} {}: refusing to overwrite the input model", flag, path);
+    for (size_t j = 0; j < i; ++j)
+      if (!outputs[j].second.empty() && same_file(path, outputs[j].second))
+        fail("{} {}: the same file as {}", flag, path, outputs[j].first);
+  }
+}
+
 void run_optimize(const OptimizeArgs& args, int& exit_code) {
+  check_output_paths(args);
   const DeviceProfile profile = resolve_device(args.device);
   const Graph original = load_model(args.model);
   OptimizeOptions options;
@@ -45,6 +63,7 @@ void run_optimize(const OptimizeArgs& args, int& exit_code) {
   fmt::print("{:<22} {:>8} {:>14}\n", "pass", "rewrote", "bytes saved");
   for (const PipelineStep& s : result.steps)
     fmt::print("{:<22} {:>8} {:>14}\n", s.pass, s.result.nodes_rewritten, s.result.bytes_saved);
+  if (result.lowered > 0) fmt::print("as written: {} Affine lowered to Mul + Add\n", result.lowered);
   fmt::print("verification (seed {}, rtol {}):\n{}", args.seed, options.verify.rtol, result.verification.describe());
   if (args.approximate > 0)
     fmt::print("approximate (tolerance {}): measured output error max|diff| {:.3g}, max rel {:.3g}\n", args.approximate,
@@ -62,21 +81,37 @@ void run_optimize(const OptimizeArgs& args, int& exit_code) {
   const std::string after_json = plan_report_json(result.graph, after, profile, args.output);
   fmt::print("device: {}\n{}", describe_device(profile), format_diff(diff_reports(before_json, after_json)));
 
-  const std::vector<std::filesystem::path> inputs{args.model.path};
+  // Everything is computed before the first file is written.
+  const std::string model_bytes = export_onnx_bytes(result.graph);
+  std::string json_text, html_text;
   if (!args.json_path.empty()) {
     nlohmann::json report{{"schema_version", 1}, {"model", args.model.path}, {"output", args.output}};
     for (const PipelineStep& s : result.steps)
       report["passes"].push_back(
           {{"name", s.pass}, {"nodes_rewritten", s.result.nodes_rewritten}, {"bytes_saved", s.result.bytes_saved}});
+    report["lowered"] = result.lowered;
     report["verification"] = {{"ok", result.verification.ok},
                               {"max_abs", result.verification.max_abs},
                               {"max_rel", result.verification.max_rel}};
     report["before"] = nlohmann::json::parse(before_json);
     report["after"] = nlohmann::json::parse(after_json);
-    write_output_file(args.json_path, report.dump(2) + "\n", inputs);
+    json_text = report.dump(2) + "\n";
   }
-  export_onnx_file(result.graph, args.output, args.model.path);
+  if (!args.html_path.empty())
+    html_text =
+        compare_report_html({original, before, profile, args.model.path}, {result.graph, after, profile, args.output});
+
+  const std::vector<std::filesystem::path> inputs{args.model.path};
+  write_output_file(args.output, model_bytes, inputs);
   fmt::print("wrote {}\n", args.output);
+  if (!args.json_path.empty()) {
+    write_output_file(args.json_path, json_text, inputs);
+    fmt::print("wrote {}\n", args.json_path);
+  }
+  if (!args.html_path.empty()) {
+    write_output_file(args.html_path, html_text, inputs);
+    fmt::print("wrote {}\n", args.html_path);
+  }
 }
 
 }  // namespace
@@ -91,6 +126,7 @@ void register_optimize(CLI::App& app, int& exit_code) {
   command->add_option("-o,--output", args->output, "the rewritten model")->required();
   command->add_option("--passes", args->passes, passes_help);
   command->add_option("--json", args->json_path, "write passes, verification and both plan reports here");
+  command->add_option("--html", args->html_path, "write the plans before and after side by side as one HTML page");
   command
       ->add_option("--approximate", args->approximate,
                    "also treat scales within TOL of 1 as 1 (changes numbers; the error is measured)")

@@ -1,0 +1,21 @@
+# Checks a file a command wrote (or must not have written): with ABSENT=1 the file must not
+# exist; otherwise it must exist and match every regex in CONTAINS. Used by
+# tests/cli/optimize_tests.cmake.
+string(REPLACE "<SEP>" ";" CONTAINS "${CONTAINS}")
+if(ABSENT)
+  if(EXISTS "${FILE}")
+    message(FATAL_ERROR "${FILE} exists but must not (nothing is written when a command fails)")
+  endif()
+  message(STATUS "${FILE} absent, as it must be")
+  return()
+endif()
+if(NOT EXISTS "${FILE}")
+  message(FATAL_ERROR "${FILE} was not written")
+endif()
+file(READ "${FILE}" content)
+foreach(pattern IN LISTS CONTAINS)
+  if(NOT content MATCHES "${pattern}")
+    message(FATAL_ERROR "${FILE} does not match '${pattern}'")
+  endif()
+endforeach()
+message(STATUS "${FILE} written and matched")
