@@ -12,6 +12,7 @@
 #include "memledger/core/error.h"
 #include "memledger/plan/allocate/greedy.h"
 #include "memledger/plan/allocate/lower_bound.h"
+#include "memledger/plan/allocate/perfect_packing.h"
 
 namespace memledger::allocate {
 namespace {
@@ -136,11 +137,14 @@ enum class Outcome { kFound, kInfeasible, kNodeLimit, kTimeout };
 // side is searched on its own and a failure on one side never re-opens choices on the other.
 class Search {
  public:
-  Search(const Instance& in, const std::vector<int32_t>& rank, int64_t capacity, Clock::time_point deadline)
+  Search(const Instance& in, const std::vector<int32_t>& rank, int64_t capacity, Clock::time_point deadline,
+         const std::function<void(int64_t)>& on_tick, int64_t nodes_before)
       : in_(in),
         rank_(rank),
         capacity_(capacity),
         deadline_(deadline),
+        on_tick_(on_tick),
+        nodes_before_(nodes_before),
         offset_(in.index.size(), -1),
         solution_(in.index.size(), -1),
         min_offset_(in.index.size(), 0),
@@ -190,7 +194,10 @@ class Search {
 
   Outcome search(const Partition& part, int64_t last_offset, int32_t last_rank, size_t depth) {
     if (++nodes_ > node_limit_) return Outcome::kNodeLimit;
-    if ((nodes_ & 63) == 0 && Clock::now() > deadline_) return Outcome::kTimeout;
+    if ((nodes_ & 63) == 0) {
+      if (on_tick_ && (nodes_ & 1023) == 0) on_tick_(nodes_before_ + nodes_);
+      if (Clock::now() > deadline_) return Outcome::kTimeout;
+    }
     std::vector<Candidate>& candidates = candidates_[depth];
     candidates.clear();
     int64_t min_height = std::numeric_limits<int64_t>::max();
@@ -323,6 +330,8 @@ class Search {
   const std::vector<int32_t>& rank_;
   const int64_t capacity_;
   const Clock::time_point deadline_;
+  const std::function<void(int64_t)>& on_tick_;
+  const int64_t nodes_before_;
   std::vector<int64_t> offset_;      // -1: unplaced
   std::vector<int64_t> solution_;    // the offsets of the last success, per buffer
   std::vector<int64_t> min_offset_;  // lowest offset above the placed buffers it meets
@@ -347,11 +356,11 @@ struct ProbeResult {
 // Tries the preorderings in turn with a node limit that doubles each round (one ordering
 // is often lucky where another thrashes), until one decides or the deadline passes.
 ProbeResult probe(const Problem& problem, const Instance& in, const std::vector<std::vector<int32_t>>& ranks,
-                  int64_t capacity, Clock::time_point deadline) {
+                  int64_t capacity, Clock::time_point deadline, const std::function<void(int64_t)>& on_tick = {}) {
   ProbeResult result{Outcome::kTimeout, {}, 0};
   for (int64_t limit = std::max<int64_t>(2 * static_cast<int64_t>(in.index.size()), 64);; limit *= 2) {
     for (const std::vector<int32_t>& rank : ranks) {
-      Search search(in, rank, capacity, deadline);
+      Search search(in, rank, capacity, deadline, on_tick, result.nodes);
       const Outcome outcome = search.run(limit);
       result.nodes += search.nodes();
       if (outcome == Outcome::kNodeLimit) continue;
@@ -372,22 +381,39 @@ std::optional<Solution> find_placement_within(const Problem& problem, int64_t ca
                                               bool* timed_out) {
   if (timed_out) *timed_out = false;
   if (has_fixed_offsets(problem)) fail("the exact search does not take fixed offsets");
+  const Clock::time_point deadline = deadline_after(time_budget_seconds);
+  auto solution_of = [&](std::vector<int64_t> offsets) {
+    Solution solution;
+    solution.offsets = std::move(offsets);
+    solution.arena_bytes = arena_bytes(problem, solution.offsets);
+    solution.algorithm = "exact";
+    solution.optimal = solution.arena_bytes == lower_bound(problem).bytes;
+    return solution;
+  };
+  PerfectPackingResult packing = find_perfect_packing(problem, capacity, deadline);
+  switch (packing.outcome) {
+    case PerfectPackingResult::Outcome::kFound:
+      return solution_of(std::move(packing.offsets));
+    case PerfectPackingResult::Outcome::kInfeasible:
+      return std::nullopt;
+    case PerfectPackingResult::Outcome::kTimeout:
+      if (timed_out) *timed_out = true;
+      return std::nullopt;
+    case PerfectPackingResult::Outcome::kNotApplicable:
+      break;
+  }
   Instance in;
   build_instance(problem, std::numeric_limits<int64_t>::max(), in);
   std::vector<std::vector<int32_t>> ranks;
   for (const Preorder p : kPreorders) ranks.push_back(preorder_ranks(problem, in, p));
-  ProbeResult result = probe(problem, in, ranks, capacity, deadline_after(time_budget_seconds));
+  ProbeResult result = probe(problem, in, ranks, capacity, deadline);
   if (result.outcome == Outcome::kTimeout && timed_out) *timed_out = true;
   if (result.outcome != Outcome::kFound) return std::nullopt;
-  Solution solution;
-  solution.offsets = std::move(result.offsets);
-  solution.arena_bytes = arena_bytes(problem, solution.offsets);
-  solution.algorithm = "exact";
-  solution.optimal = solution.arena_bytes == lower_bound(problem).bytes;
-  return solution;
+  return solution_of(std::move(result.offsets));
 }
 
 Solution plan_exact(const Problem& problem, const ExactOptions& options, const Solution* start, ExactStats* stats) {
+  const Clock::time_point begin = Clock::now();
   const Clock::time_point deadline = deadline_after(options.time_budget_seconds);
   ExactStats local;
   ExactStats& st = stats ? *stats : local;
@@ -403,14 +429,55 @@ Solution plan_exact(const Problem& problem, const ExactOptions& options, const S
   Instance in;
   if (!build_instance(problem, options.max_overlap_pairs, in)) return best;
   st.searched = true;
-  std::vector<std::vector<int32_t>> ranks;
-  for (const Preorder p : kPreorders) ranks.push_back(preorder_ranks(problem, in, p));
 
   // Every arena below `proven` is impossible; [low, high] is where a better one may be.
   int64_t proven = bound;
   int64_t low = bound;
   int64_t high = best.arena_bytes - 1;
+  const std::function<void(int64_t)> on_tick = [&](int64_t nodes) {
+    if (!options.on_progress) return;
+    options.on_progress({.elapsed_seconds = std::chrono::duration<double>(Clock::now() - begin).count(),
+                         .budget_seconds = options.time_budget_seconds,
+                         .nodes = st.nodes + nodes,
+                         .best_arena = best.arena_bytes,
+                         .lower_bound = proven});
+  };
+  auto found = [&](std::vector<int64_t> offsets) {
+    best.offsets = std::move(offsets);
+    best.arena_bytes = arena_bytes(problem, best.offsets);
+    best.algorithm = "exact";
+    high = best.arena_bytes - 1;
+  };
+
+  // A tight problem at the lower bound: the perfect-packing search decides it far faster,
+  // so it gets most of the budget; what is left improves on greedy if it cannot decide.
   bool first = true;
+  if (Clock::now() < deadline && is_tight(problem, bound)) {
+    const Clock::time_point now = Clock::now();
+    ++st.probes;
+    PerfectPackingResult packing = find_perfect_packing(problem, bound, now + (deadline - now) * 9 / 10, on_tick);
+    st.nodes += packing.nodes;
+    first = false;
+    switch (packing.outcome) {
+      case PerfectPackingResult::Outcome::kFound:
+        found(std::move(packing.offsets));
+        break;
+      case PerfectPackingResult::Outcome::kInfeasible:
+        proven = low = bound + 1;
+        break;
+      case PerfectPackingResult::Outcome::kTimeout:
+      case PerfectPackingResult::Outcome::kNotApplicable:
+        st.timed_out = true;
+        low = bound + 1;
+        break;
+    }
+    on_tick(0);
+  }
+
+  std::vector<std::vector<int32_t>> ranks;
+  if (low <= high) {
+    for (const Preorder p : kPreorders) ranks.push_back(preorder_ranks(problem, in, p));
+  }
   while (low <= high) {
     const Clock::time_point now = Clock::now();
     if (now >= deadline) break;
@@ -420,16 +487,12 @@ Solution plan_exact(const Problem& problem, const ExactOptions& options, const S
     const Clock::time_point probe_deadline = first ? now + (deadline - now) * 4 / 5 : now + (deadline - now) / 2;
     first = false;
     ++st.probes;
-    ProbeResult result = probe(problem, in, ranks, capacity, probe_deadline);
+    ProbeResult result = probe(problem, in, ranks, capacity, probe_deadline, on_tick);
     st.nodes += result.nodes;
     switch (result.outcome) {
-      case Outcome::kFound: {
-        best.offsets = std::move(result.offsets);
-        best.arena_bytes = arena_bytes(problem, best.offsets);
-        best.algorithm = "exact";
-        high = best.arena_bytes - 1;
+      case Outcome::kFound:
+        found(std::move(result.offsets));
         break;
-      }
       case Outcome::kInfeasible:  // then no smaller capacity fits either
         proven = std::max(proven, capacity + 1);
         low = capacity + 1;
@@ -440,6 +503,7 @@ Solution plan_exact(const Problem& problem, const ExactOptions& options, const S
         low = capacity + 1;  // unknown here; look higher, where it is easier
         break;
     }
+    on_tick(0);
   }
   best.optimal = best.arena_bytes <= proven;
   return best;

@@ -2,9 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <functional>
-
 #include "memledger/plan/allocate/generator.h"
 #include "memledger/plan/allocate/greedy.h"
 #include "plan/allocate/plan_checks.h"
@@ -12,32 +9,8 @@
 namespace memledger::allocate {
 namespace {
 
+using testing::brute_force_optimum;
 using testing::buffer;
-
-// The smallest arena by trying every offset below `limit` for every buffer.
-int64_t brute_force_optimum(const Problem& p, int64_t limit) {
-  const size_t n = p.buffers.size();
-  std::vector<int64_t> offsets(n, 0);
-  int64_t best = limit;
-  std::function<void(size_t)> place = [&](size_t i) {
-    if (i == n) {
-      best = std::min(best, arena_bytes(p, offsets));
-      return;
-    }
-    for (int64_t o = 0; o + p.buffers[i].size < best; ++o) {
-      offsets[i] = o;
-      bool clash = false;
-      for (size_t j = 0; j < i && !clash; ++j) {
-        const Buffer& a = p.buffers[i];
-        const Buffer& b = p.buffers[j];
-        clash = a.lower < b.upper && b.lower < a.upper && o < offsets[j] + b.size && offsets[j] < o + a.size;
-      }
-      if (!clash) place(i + 1);
-    }
-  };
-  place(0);
-  return best;
-}
 
 TEST(AllocateExact, MatchesBruteForceOnTinyProblems) {
   for (uint64_t seed = 1; seed <= 40; ++seed) {

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
+
 #include "memledger/plan/allocate/lower_bound.h"
 #include "memledger/plan/allocate/problem.h"
 #include "memledger/plan/allocate/validate.h"
@@ -21,6 +24,32 @@ inline void expect_valid_plan(const Problem& problem, const Solution& solution) 
 
 inline Buffer buffer(std::string id, int64_t lower, int64_t upper, int64_t size, int64_t alignment = 1) {
   return Buffer{std::move(id), size, alignment, lower, upper, std::nullopt};
+}
+
+// The smallest arena below `limit` by trying every (aligned) offset for every buffer (`limit` when
+// none is smaller). Tiny problems only.
+inline int64_t brute_force_optimum(const Problem& p, int64_t limit) {
+  const size_t n = p.buffers.size();
+  std::vector<int64_t> offsets(n, 0);
+  int64_t best = limit;
+  std::function<void(size_t)> place = [&](size_t i) {
+    if (i == n) {
+      best = std::min(best, arena_bytes(p, offsets));
+      return;
+    }
+    for (int64_t o = 0; o + p.buffers[i].size < best; o += p.buffers[i].alignment) {
+      offsets[i] = o;
+      bool clash = false;
+      for (size_t j = 0; j < i && !clash; ++j) {
+        const Buffer& a = p.buffers[i];
+        const Buffer& b = p.buffers[j];
+        clash = a.lower < b.upper && b.lower < a.upper && o < offsets[j] + b.size && offsets[j] < o + a.size;
+      }
+      if (!clash) place(i + 1);
+    }
+  };
+  place(0);
+  return best;
 }
 
 }  // namespace memledger::allocate::testing

@@ -1,0 +1,163 @@
+#include "memledger/plan/allocate/perfect_packing.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "memledger/plan/allocate/exact.h"
+#include "memledger/plan/allocate/generator.h"
+#include "memledger/plan/allocate/greedy.h"
+#include "plan/allocate/plan_checks.h"
+
+namespace memledger::allocate {
+namespace {
+
+using Outcome = PerfectPackingResult::Outcome;
+using testing::brute_force_optimum;
+using testing::buffer;
+
+std::chrono::steady_clock::time_point far_away() { return std::chrono::steady_clock::now() + std::chrono::hours(1); }
+
+Solution solution_of(const Problem& p, const PerfectPackingResult& r) {
+  Solution s;
+  s.offsets = r.offsets;
+  s.arena_bytes = arena_bytes(p, s.offsets);
+  s.algorithm = "perfect packing";
+  s.optimal = true;
+  return s;
+}
+
+// A few random buffers over 5 steps, some aligned to 2, then one-step fillers that bring
+// every step up to the fullest: tight, and small enough for brute force. Some have no
+// perfect packing (small tight problems without alignment nearly always have one).
+Problem random_tight_problem(uint32_t seed, int64_t& capacity) {
+  std::mt19937 rng(seed);  // raw outputs only: the same on every standard library
+  constexpr int64_t kSteps = 5;
+  Problem p;
+  for (int i = 0; i < 5; ++i) {
+    const int64_t lower = rng() % (kSteps - 1);
+    const int64_t upper = lower + 2 + rng() % (kSteps - lower - 1);  // two steps or more
+    const int64_t size = 1 + rng() % 3;
+    p.buffers.push_back(buffer("r" + std::to_string(i), lower, upper, size, rng() % 3 == 0 ? 2 : 1));
+  }
+  std::vector<int64_t> live(kSteps, 0);
+  for (const Buffer& b : p.buffers) {
+    for (int64_t s = b.lower; s < b.upper; ++s) live[s] += b.size;
+  }
+  capacity = *std::max_element(live.begin(), live.end());
+  for (int64_t s = 0; s < kSteps; ++s) {
+    if (live[s] < capacity) p.buffers.push_back(buffer("f" + std::to_string(s), s, s + 1, capacity - live[s]));
+  }
+  return p;
+}
+
+TEST(AllocatePerfectPacking, AgreesWithBruteForceOnSmallTightProblems) {
+  int found = 0, refuted = 0;
+  for (uint32_t seed = 1; seed <= 300; ++seed) {
+    int64_t capacity = 0;
+    const Problem p = random_tight_problem(seed, capacity);
+    SCOPED_TRACE(seed);
+    ASSERT_TRUE(is_tight(p, capacity));
+    const PerfectPackingResult r = find_perfect_packing(p, capacity, far_away());
+    const bool packable = brute_force_optimum(p, capacity + 1) == capacity;
+    if (packable) {
+      ASSERT_EQ(r.outcome, Outcome::kFound);
+      const Solution s = solution_of(p, r);
+      testing::expect_valid_plan(p, s);
+      EXPECT_EQ(s.arena_bytes, capacity);
+      ++found;
+    } else {
+      EXPECT_EQ(r.outcome, Outcome::kInfeasible);
+      ++refuted;
+    }
+  }
+  // Both answers occur, so both are tested.
+  EXPECT_GT(found, 30);
+  EXPECT_GT(refuted, 10);
+}
+
+TEST(AllocatePerfectPacking, SolvesCutRectanglesToTheirOptimum) {
+  for (const CutStyle style : {CutStyle::kBrick, CutStyle::kGuillotine}) {
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+      const HardInstance h = generate_hard_instance(seed, 40 + 20 * static_cast<int64_t>(seed), style, 100'000);
+      SCOPED_TRACE(::testing::Message() << "style " << static_cast<int>(style) << " seed " << seed);
+      const PerfectPackingResult r = find_perfect_packing(h.problem, h.optimum, far_away());
+      ASSERT_EQ(r.outcome, Outcome::kFound);
+      const Solution s = solution_of(h.problem, r);
+      testing::expect_valid_plan(h.problem, s);
+      EXPECT_EQ(s.arena_bytes, h.optimum);
+    }
+  }
+}
+
+TEST(AllocatePerfectPacking, OnlyTightProblems) {
+  const Problem slack{{buffer("a", 0, 2, 4), buffer("b", 1, 3, 4)}};  // steps 0 and 2 hold 4 of 8
+  EXPECT_FALSE(is_tight(slack, 8));
+  EXPECT_EQ(find_perfect_packing(slack, 8, far_away()).outcome, Outcome::kNotApplicable);
+  const Problem gap{{buffer("a", 0, 1, 4), buffer("b", 2, 3, 4)}};  // nothing lives at step 1
+  EXPECT_FALSE(is_tight(gap, 4));
+  Problem fixed{{buffer("a", 0, 1, 4)}};
+  fixed.buffers[0].fixed_offset = 0;
+  EXPECT_FALSE(is_tight(fixed, 4));
+  EXPECT_TRUE(is_tight(Problem{{buffer("a", 0, 2, 4), buffer("b", 0, 1, 4), buffer("c", 1, 2, 4)}}, 8));
+}
+
+TEST(AllocatePerfectPacking, AlignmentIsKept) {
+  // 8 bytes: "a" (4, aligned to 4) cannot sit at 2, so the 2-byte buffers go above it.
+  const Problem p{{buffer("a", 0, 2, 4, 4), buffer("b", 0, 1, 2), buffer("c", 0, 1, 2), buffer("d", 1, 2, 4)}};
+  const PerfectPackingResult r = find_perfect_packing(p, 8, far_away());
+  ASSERT_EQ(r.outcome, Outcome::kFound);
+  testing::expect_valid_plan(p, solution_of(p, r));
+}
+
+TEST(AllocatePerfectPacking, StopsAtAPastDeadline) {
+  // The clock is read every 1024 nodes: a deadline already past ends the search there.
+  const HardInstance h = generate_hard_instance(1009, 450, CutStyle::kGuillotine);
+  const PerfectPackingResult r = find_perfect_packing(h.problem, h.optimum, std::chrono::steady_clock::now());
+  EXPECT_LE(r.nodes, 1024);
+  if (r.outcome == Outcome::kFound) {
+    testing::expect_valid_plan(h.problem, solution_of(h.problem, r));
+  } else {
+    EXPECT_EQ(r.outcome, Outcome::kTimeout);
+  }
+}
+
+TEST(AllocateExact, OptimumAboveTheLowerBoundIsFoundAndProven) {
+  int above = 0;
+  for (uint32_t seed = 1; seed <= 100; ++seed) {
+    int64_t capacity = 0;
+    const Problem p = random_tight_problem(seed, capacity);
+    const int64_t optimum = brute_force_optimum(p, 4 * capacity);
+    if (optimum == capacity) continue;
+    ++above;
+    SCOPED_TRACE(seed);
+    const Solution greedy = plan_greedy(p);
+    const Solution s = plan_exact(p, {.time_budget_seconds = 60}, &greedy);
+    testing::expect_valid_plan(p, s);
+    EXPECT_LE(s.arena_bytes, greedy.arena_bytes);
+    EXPECT_EQ(s.arena_bytes, optimum);
+    EXPECT_TRUE(s.optimal);
+  }
+  EXPECT_GT(above, 3);
+}
+
+TEST(AllocateExact, ReportsProgress) {
+  const HardInstance h = generate_hard_instance(3, 120, CutStyle::kBrick, 100'000);
+  int calls = 0;
+  ExactProgress last;
+  ExactOptions options{.time_budget_seconds = 60};
+  options.on_progress = [&](const ExactProgress& p) {
+    ++calls;
+    last = p;
+  };
+  const Solution s = plan_exact(h.problem, options);
+  testing::expect_valid_plan(h.problem, s);
+  EXPECT_EQ(s.arena_bytes, h.optimum);
+  EXPECT_GE(calls, 1);
+  EXPECT_EQ(last.best_arena, h.optimum);
+  EXPECT_EQ(last.lower_bound, h.optimum);
+  EXPECT_EQ(last.budget_seconds, 60);
+}
+
+}  // namespace
+}  // namespace memledger::allocate
