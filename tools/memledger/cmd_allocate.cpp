@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "exact_progress.h"
 #include "memledger/core/error.h"
 #include "memledger/plan/allocate/csv.h"
 #include "memledger/plan/allocate/exact.h"
@@ -82,8 +83,10 @@ void run_allocate(const AllocateOptions& o) {
   if (*algorithm == Algorithm::kExact) {
     ExactStats stats;
     const Solution greedy = result;
-    result =
-        timed([&] { return plan_exact(problem, {.time_budget_seconds = o.time_budget_seconds}, &greedy, &stats); }, ms);
+    ExactOptions options{.time_budget_seconds = o.time_budget_seconds};
+    const auto progress = exact_search_progress(o.time_budget_seconds, options.on_progress);
+    result = timed([&] { return plan_exact(problem, options, &greedy, &stats); }, ms);
+    progress->finish();
     std::string how = result.optimal    ? "optimal"
                       : stats.timed_out ? "not proven optimal (time budget spent)"
                                         : "not proven optimal";

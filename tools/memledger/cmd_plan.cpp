@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "device_option.h"
+#include "exact_progress.h"
 #include "memledger/core/output_file.h"
 #include "memledger/plan/allocate/csv.h"
 #include "memledger/plan/memory_plan.h"
@@ -43,9 +44,14 @@ void run_plan(const PlanArgs& args, int& exit_code) {
   const Graph graph = load_model(args.model);
   const auto algorithm = allocate::parse_algorithm(args.algorithm);
   if (!algorithm) fail("--algorithm '{}': expected naive, greedy or exact", args.algorithm);
+  PlacementOptions placement{.algorithm = *algorithm, .time_budget_seconds = args.time_budget};
+  std::shared_ptr<Progress> progress;
+  if (*algorithm == allocate::Algorithm::kExact) {
+    progress = exact_search_progress(args.time_budget, placement.on_exact_progress);
+  }
   const MemoryPlan plan =
-      plan_memory(graph, profile, {.donate_inputs = args.donate_inputs, .in_place = !args.no_in_place},
-                  {.algorithm = *algorithm, .time_budget_seconds = args.time_budget});
+      plan_memory(graph, profile, {.donate_inputs = args.donate_inputs, .in_place = !args.no_in_place}, placement);
+  if (progress) progress->finish();
 
   fmt::print("model: {} ({} nodes, {} buffers)\n", args.model.path, graph.order().size(), plan.liveness.buffers.size());
   fmt::print("device: {}\n\n", describe_device(profile));

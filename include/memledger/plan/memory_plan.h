@@ -3,6 +3,7 @@
 // root's offset.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@ namespace memledger {
 struct PlacementOptions {
   allocate::Algorithm algorithm = allocate::Algorithm::kExact;
   double time_budget_seconds = 2.0;
+  std::function<void(const allocate::ExactProgress&)> on_exact_progress;  // see ExactOptions::on_progress
 };
 
 struct MemoryPlan {
