@@ -92,35 +92,48 @@ class SkylineTree {
 };
 
 // rank[i]: the position of buffer i when sorted by `order` (ties by index).
+// The keys are copied into one contiguous array before sorting: comparing through the
+// buffers themselves (large, scattered) made the sorts of 10^6 buffers cache-bound.
+template <typename Primary, typename KeyOf>
+std::vector<int32_t> ranks_by(size_t n, KeyOf key_of) {
+  struct Key {
+    Primary primary;
+    int64_t secondary;
+    int32_t index;
+    bool operator<(const Key& o) const {
+      if (primary != o.primary) return primary < o.primary;
+      if (secondary != o.secondary) return secondary < o.secondary;
+      return index < o.index;
+    }
+  };
+  std::vector<Key> keys(n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto [primary, secondary] = key_of(i);
+    keys[i] = {primary, secondary, static_cast<int32_t>(i)};
+  }
+  std::sort(keys.begin(), keys.end());
+  std::vector<int32_t> rank(n);
+  for (size_t r = 0; r < n; ++r) rank[keys[r].index] = static_cast<int32_t>(r);
+  return rank;
+}
+
 std::vector<int32_t> ranks(const Problem& problem, GreedyOrder order) {
   const std::vector<Buffer>& bs = problem.buffers;
-  std::vector<int32_t> sorted(bs.size());
-  std::iota(sorted.begin(), sorted.end(), 0);
-  auto duration = [&](int32_t i) { return bs[i].upper - bs[i].lower; };
-  auto area = [&](int32_t i) { return static_cast<long double>(bs[i].size) * duration(i); };
-  auto by = [&](auto key) {
-    std::sort(sorted.begin(), sorted.end(), [&](int32_t a, int32_t b) {
-      const auto ka = key(a), kb = key(b);
-      return ka != kb ? ka < kb : a < b;
-    });
-  };
+  auto duration = [&](size_t i) { return bs[i].upper - bs[i].lower; };
   switch (order) {
     case GreedyOrder::kSizeDesc:
-      by([&](int32_t i) { return std::tuple(-bs[i].size, -duration(i)); });
-      break;
+      return ranks_by<int64_t>(bs.size(), [&](size_t i) { return std::pair(-bs[i].size, -duration(i)); });
     case GreedyOrder::kDurationDesc:
-      by([&](int32_t i) { return std::tuple(-duration(i), -bs[i].size); });
-      break;
+      return ranks_by<int64_t>(bs.size(), [&](size_t i) { return std::pair(-duration(i), -bs[i].size); });
     case GreedyOrder::kAreaDesc:
-      by([&](int32_t i) { return std::tuple(-area(i), -bs[i].size); });
-      break;
+      // long double holds both factors exactly; their product rounds only beyond 2^64.
+      return ranks_by<long double>(bs.size(), [&](size_t i) {
+        return std::pair(-static_cast<long double>(bs[i].size) * static_cast<long double>(duration(i)), -bs[i].size);
+      });
     case GreedyOrder::kLowerAsc:
-      by([&](int32_t i) { return std::tuple(bs[i].lower, -bs[i].size); });
-      break;
+      return ranks_by<int64_t>(bs.size(), [&](size_t i) { return std::pair(bs[i].lower, -bs[i].size); });
   }
-  std::vector<int32_t> rank(bs.size());
-  for (size_t r = 0; r < sorted.size(); ++r) rank[sorted[r]] = static_cast<int32_t>(r);
-  return rank;
+  ML_CHECK(false, "unknown order");
 }
 
 std::vector<int64_t> bottom_up(const Problem& problem, GreedyOrder order) {
@@ -231,20 +244,34 @@ std::vector<int64_t> sweep_best_fit(const Problem& problem, GreedyOrder order) {
   const std::vector<Buffer>& bs = problem.buffers;
   ML_CHECK(!has_fixed_offsets(problem), "the sweep does not take fixed offsets");
   const std::vector<int32_t> rank = ranks(problem, order);
-  std::vector<int32_t> starts, ends;
+  // Events carry what the sweep reads, so it walks two arrays instead of the buffers.
+  struct Start {
+    int64_t lower;
+    int32_t rank, index;
+    int64_t size, alignment;
+  };
+  struct End {
+    int64_t upper;
+    int32_t index;
+    int64_t size;
+  };
+  std::vector<Start> starts;
+  std::vector<End> ends;
   for (size_t i = 0; i < bs.size(); ++i) {
-    if (bs[i].size > 0) starts.push_back(static_cast<int32_t>(i));
+    if (bs[i].size == 0) continue;
+    starts.push_back({bs[i].lower, rank[i], static_cast<int32_t>(i), bs[i].size, bs[i].alignment});
+    ends.push_back({bs[i].upper, static_cast<int32_t>(i), bs[i].size});
   }
-  ends = starts;
   std::sort(starts.begin(), starts.end(),
-            [&](int32_t a, int32_t b) { return std::tie(bs[a].lower, rank[a]) < std::tie(bs[b].lower, rank[b]); });
-  std::sort(ends.begin(), ends.end(), [&](int32_t a, int32_t b) { return bs[a].upper < bs[b].upper; });
+            [](const Start& a, const Start& b) { return std::tie(a.lower, a.rank) < std::tie(b.lower, b.rank); });
+  std::sort(ends.begin(), ends.end(),
+            [](const End& a, const End& b) { return std::tie(a.upper, a.index) < std::tie(b.upper, b.index); });
   std::vector<int64_t> offsets(bs.size(), 0);
   Holes holes;
   size_t e = 0;
-  for (const int32_t i : starts) {
-    for (; e < ends.size() && bs[ends[e]].upper <= bs[i].lower; ++e) holes.release(offsets[ends[e]], bs[ends[e]].size);
-    offsets[i] = holes.allocate(bs[i].size, bs[i].alignment);
+  for (const Start& start : starts) {
+    for (; e < ends.size() && ends[e].upper <= start.lower; ++e) holes.release(offsets[ends[e].index], ends[e].size);
+    offsets[start.index] = holes.allocate(start.size, start.alignment);
   }
   return offsets;
 }
