@@ -107,6 +107,24 @@ TEST(ArenaRun, BufferPlannedTooSmallIsAGuardViolation) {
   EXPECT_TRUE(named) << describe(r);
 }
 
+TEST(ArenaRun, WorkspacePlannedTooSmallIsAGuardViolation) {
+  for (teaching::Variant& v : teaching::affine_variants()) {
+    if (v.letter != 'A') continue;  // the historical kernel: a workspace the size of its output
+    MemoryPlan plan = plan_memory(v.graph, builtin_profile("host"), v.options);
+    bool shrunk = false;
+    for (LiveBuffer& b : plan.liveness.buffers)
+      if (b.category == BufferCategory::kWorkspace) {
+        b.physical_bytes -= 64;
+        shrunk = true;
+      }
+    ASSERT_TRUE(shrunk);
+    const ArenaRunReport r = run_in_arena(v.graph, plan, random_inputs(v.graph, 2));
+    EXPECT_FALSE(r.clean());
+    ASSERT_GE(count(r, ArenaViolation::Kind::kWriteOutside), 1) << describe(r);
+    EXPECT_NE(describe(r).find("0 B past the end of its workspace"), std::string::npos) << describe(r);
+  }
+}
+
 TEST(ArenaRun, TwoLiveBuffersPlannedOverEachOtherAreCaught) {
   const Graph g = teaching::expanded_mul_add_model();
   MemoryPlan plan = plan_memory(g, builtin_profile("host"), {.in_place = false});

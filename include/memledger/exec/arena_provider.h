@@ -48,7 +48,11 @@ std::string_view to_string(ArenaViolation::Kind kind);
 //    far past the end of which of the node's own buffers it lies;
 //  - whenever a buffer is handed out (and a constant is loaded), its planned bytes must not
 //    overlap any buffer still held by the interpreter or a constant live at that step
-//    (kOverlapsLive): the plan's lifetimes are checked against the run's real ones;
+//    (kOverlapsLive): the plan's lifetimes are checked against the run's real ones; a
+//    value planned smaller than its elements is reported when handed out (kShortBuffer),
+//    a workspace only through the bytes its kernel really writes past the planned ones
+//    (the interpreter asks for the host contract's workspace, which may round up more
+//    than the device's rule did);
 //  - a workspace still all poison after its node ran is reported as untouched (a stale
 //    reservation).
 // Constants are read by kernels from the graph, but their bytes are copied into their
