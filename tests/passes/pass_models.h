@@ -101,4 +101,38 @@ inline Graph qdq_chain(float s2) {
   return g;
 }
 
+// An int8 QDQ affine: x (int8) → DequantizeLinear(0.05) → Mul(scale) → Add(bias) →
+// QuantizeLinear(s2) → y (int8), the form quantized exporters write. With unit scale and
+// zero bias only DequantizeLinear → QuantizeLinear is left: one requantize when s2 ≠ 0.05.
+inline Graph qdq_affine(float s2, float scale, float bias) {
+  Graph g;
+  const Shape xs{1, 4, 3, 3};
+  const ValueId x = g.add_input({.name = "x", .dtype = DType::kInt8, .shape = xs, .roles = kNCHW});
+  const auto scalar = [&](const std::string& name, float v) {
+    Tensor t(DType::kFloat32, {});
+    t.data<float>()[0] = v;
+    return g.add_constant(name, t);
+  };
+  const ValueId f = add_act(g, "f", xs), m = add_act(g, "m", xs), a = add_act(g, "a", xs);
+  const ValueId y = add_act(g, "y", xs, DType::kInt8);
+  g.add_node({.name = "dq",
+              .op = "DequantizeLinear",
+              .inputs = {x, scalar("s1", 0.05f), g.add_constant("z1", Tensor(DType::kInt8, {}))},
+              .outputs = {f}});
+  g.add_node({.name = "mul",
+              .op = "Mul",
+              .inputs = {f, g.add_constant("scale", channel_values({1, 4, 1, 1}, scale, 0), kNCHW)},
+              .outputs = {m}});
+  g.add_node({.name = "add",
+              .op = "Add",
+              .inputs = {m, g.add_constant("bias", channel_values({1, 4, 1, 1}, bias, 0), kNCHW)},
+              .outputs = {a}});
+  g.add_node({.name = "q",
+              .op = "QuantizeLinear",
+              .inputs = {a, scalar("s2", s2), g.add_constant("z2", Tensor(DType::kInt8, {}))},
+              .outputs = {y}});
+  g.mark_output(y);
+  return g;
+}
+
 }  // namespace memledger::testing

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "memledger/ir/affine.h"
+#include "memledger/onnx/export.h"
+#include "memledger/onnx/import.h"
 #include "memledger/teaching/variants.h"
 #include "pass_models.h"
 
@@ -138,6 +140,43 @@ TEST(UnitCoefficient, Int8SameParametersIsIdentity) {
 TEST(UnitCoefficient, Int8DifferentParametersStayARequantize) {
   const Graph after = check_pass("unit-coefficient", "qdq_requantize", qdq_chain(0.1f));
   EXPECT_EQ(after.order().size(), 4u);
+}
+
+// Unit scale and zero bias between int8 DequantizeLinear and QuantizeLinear with other
+// parameters: Mul and Add go, and one requantize (DequantizeLinear → QuantizeLinear) is
+// all that is left between the int8 input and the int8 output.
+TEST(UnitCoefficient, QdqAffineBecomesASingleRequantize) {
+  const Graph after = check_pass("unit-coefficient", "qdq_affine_requantize", qdq_affine(0.1f, 1.0f, 0.0f), {}, 0);
+  ASSERT_EQ(after.order().size(), 2u);
+  EXPECT_EQ(after.node(after.order()[0]).op, "DequantizeLinear");
+  EXPECT_EQ(after.node(after.order()[1]).op, "QuantizeLinear");
+  // Valid ONNX at the model's opset: the checker accepts it and it reads back as two nodes.
+  EXPECT_EQ(import_onnx_bytes(export_onnx_bytes(after)).order().size(), 2u);
+  // With a scale of 2 only the Add of zero goes; the Mul is real work and stays.
+  EXPECT_EQ(check_pass("unit-coefficient", "qdq_affine_scaled", qdq_affine(0.1f, 2.0f, 0.0f), {}, 0).order().size(),
+            3u);
+}
+
+// Why Q(s1) → DQ(s1) → Q(s2) → DQ(s2) with s1 ≠ s2 is not shortened to Q(s2) → DQ(s2): the
+// values are rounded twice (and clamp to s1's range first), so the shorter form computes
+// different numbers on real inputs. The chain's middle pair is already the one requantize.
+TEST(UnitCoefficient, QdqChainWithOtherParametersHasNoExactShorterForm) {
+  const Graph chain = qdq_chain(0.1f);
+  Graph single;
+  const Shape xs{1, 4, 3, 3};
+  const ValueId x = single.add_input({.name = "x", .shape = xs, .roles = kNCHW});
+  Tensor s(DType::kFloat32, {});
+  s.data<float>()[0] = 0.1f;
+  const ValueId q = add_act(single, "q", xs, DType::kInt8), y = add_act(single, "y", xs);
+  const ValueId sv = single.add_constant("s", s), z = single.add_constant("z", Tensor(DType::kInt8, {}));
+  single.add_node({.name = "q", .op = "QuantizeLinear", .inputs = {x, sv, z}, .outputs = {q}});
+  single.add_node({.name = "dq", .op = "DequantizeLinear", .inputs = {q, sv, z}, .outputs = {y}});
+  single.mark_output(y);
+  const Verification v = verify_rewrite(chain, single, {.seed = 7, .rtol = 1e-6});
+  EXPECT_FALSE(v.ok) << v.describe();
+  EXPECT_GT(v.max_abs, 0.05);  // a whole step of the coarser grid
+  Graph rewritten = chain;
+  EXPECT_EQ(run_pass(find_pass("unit-coefficient"), rewritten).nodes_rewritten, 0);
 }
 
 TEST(DeadCode, UnusedBranch) {
