@@ -13,7 +13,8 @@ checks real content against the JSON:
   * the file is self-contained (no src/href/@import, no url() but to its own #ids).
 
 Cases: teaching (the expanded Mul + Add model), teaching-C (in place, an alias), compare
-(the expanded model beside variant C) and resnet18 (from the corpus; exit 77 = skipped
+(the expanded model beside variant C), optimize (`optimize --html` on a small model with
+BatchNormalization) and resnet18 (from the corpus; exit 77 = skipped
 when the corpus is missing, unless MEMLEDGER_REQUIRE_CORPUS=1 makes that a failure).
 
   browser_test.py --memledger BUILD/memledger --out DIR --case teaching [--corpus DIR]
@@ -273,6 +274,17 @@ def case_compare(args, browser):
     check_report(browser, html_path, {"before-": load_json(before), "after-": load_json(after)}, args.out, "compare")
 
 
+def case_optimize(args, browser):
+    """`optimize --html`: a real rewrite (BatchNormalization folded into the Conv) before and
+    after, checked against the two plan reports in optimize's own --json."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    model = os.path.normpath(os.path.join(here, "..", "tests", "data", "onnx", "conv_bn_relu.onnx"))
+    out_model, json_path, html_path = (os.path.join(args.out, f"optimize.{ext}") for ext in ("onnx", "json", "html"))
+    run([args.memledger, "optimize", model, "-o", out_model, "--json", json_path, "--html", html_path])
+    report = load_json(json_path)
+    check_report(browser, html_path, {"before-": report["before"], "after-": report["after"]}, args.out, "optimize")
+
+
 def case_corpus(args, browser, model):
     corpus = args.corpus or ""
     path = os.path.join(corpus, f"{model}.onnx")
@@ -296,7 +308,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memledger", required=True, help="the memledger program")
     parser.add_argument("--out", required=True, help="folder for reports, screenshots and DOM dumps")
-    parser.add_argument("--case", required=True, choices=["teaching", "teaching-C", "compare", "resnet18"])
+    parser.add_argument("--case", required=True, choices=["teaching", "teaching-C", "compare", "optimize", "resnet18"])
     parser.add_argument("--corpus", help="folder of the ONNX corpus (resnet18.onnx)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -308,6 +320,8 @@ def main():
             case_teaching(args, browser, "C")
         elif args.case == "compare":
             case_compare(args, browser)
+        elif args.case == "optimize":
+            case_optimize(args, browser)
         else:
             if case_corpus(args, browser, args.case) == SKIP:
                 return SKIP
