@@ -65,7 +65,9 @@ set_tests_properties(cli.diff.of_optimized_model PROPERTIES FIXTURES_REQUIRED op
 # The teaching example's expanded model beside variant C (plan reports the demo writes).
 memledger_cli_test(diff.demo_expanded ARGS demo --json ${OPT_DIR}/demo_expanded.json OUTPUT "wrote .*demo_expanded.json")
 memledger_cli_test(diff.demo_c ARGS demo --variant C --json ${OPT_DIR}/demo_c.json OUTPUT "wrote .*demo_c.json")
-set_tests_properties(cli.diff.demo_expanded cli.diff.demo_c PROPERTIES
+memledger_cli_test(diff.demo_optimized ARGS demo --variant optimized --json ${OPT_DIR}/demo_optimized.json
+  OUTPUT "wrote .*demo_optimized.json")
+set_tests_properties(cli.diff.demo_expanded cli.diff.demo_c cli.diff.demo_optimized PROPERTIES
                      FIXTURES_REQUIRED optimize_dir FIXTURES_SETUP demo_reports)
 memledger_cli_test(diff.expanded_to_variant_c ARGS diff ${OPT_DIR}/demo_expanded.json ${OPT_DIR}/demo_c.json
   OUTPUT "after: +teaching C: B \\+ output written over x"
@@ -73,6 +75,13 @@ memledger_cli_test(diff.expanded_to_variant_c ARGS diff ${OPT_DIR}/demo_expanded
          "physical +35840 +8992 +-26848 \\| +-13416 +-6712 +-6720"
          "peak-live +26880 +8992 +-17888 \\| +-6696 +-4472 +-6720")
 set_tests_properties(cli.diff.expanded_to_variant_c PROPERTIES FIXTURES_REQUIRED demo_reports)
+# The same figures as the demo's rewrite story (section 8, tests/cli/demo_tests.cmake).
+memledger_cli_test(diff.expanded_to_optimized ARGS diff ${OPT_DIR}/demo_expanded.json ${OPT_DIR}/demo_optimized.json
+  OUTPUT "after: +teaching: Mul \\+ Add after optimize"
+         "logical +33600 +20184 +-13416 \\| +-13416 +\\+0 +\\+0"
+         "physical +35840 +17952 +-17888 \\| +-13416 +-4472 +\\+0"
+         "peak-live +26880 +17936 +-8944 \\| +-6708 +-2236 +\\+0")
+set_tests_properties(cli.diff.expanded_to_optimized PROPERTIES FIXTURES_REQUIRED demo_reports)
 
 # The input model is never overwritten, and a refusal writes none of the other outputs.
 memledger_cli_test(optimize.refuses_to_overwrite_input
