@@ -36,7 +36,9 @@ std::string_view to_string(ArenaViolation::Kind kind);
 // so buffers the plan overlaps in address really share memory (an in-place output is its
 // input's bytes; a slot reused over time is reused). Guard bytes cannot sit between
 // buffers the plan packs back to back without moving them, so the guards are checked
-// differently (XNNPACK's guard idea, extended to the whole arena):
+// differently (XNNPACK's guard idea, extended to the whole arena). The alternative, spreading
+// the planned offsets apart to make room for guards, would also pull apart two live buffers
+// the plan wrongly overlaps by less than the spread, and hide exactly the bug to catch. Instead:
 //  - the arena has kGuardBytes of a guard pattern before and after it; every byte starts
 //    as poison (a NaN pattern), and each output and workspace is poisoned when handed out
 //    (an in-place output keeps its input's bytes);
