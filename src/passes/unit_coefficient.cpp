@@ -1,6 +1,8 @@
 #include "memledger/passes/unit_coefficient.h"
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "memledger/ir/affine.h"
@@ -83,6 +85,55 @@ bool simplify_qdq(Graph& graph, NodeId id) {
   return true;
 }
 
+// An 8-bit quantized value's range relative to its zero point, [qmin − z, qmax − z], for a
+// per-tensor zero point `zero` (absent: 0) of type `type`; nothing for other types.
+std::optional<std::pair<int64_t, int64_t>> relative_range(const Graph& graph, ValueId zero, DType type) {
+  int64_t z = 0;
+  if (zero.valid()) {
+    const Tensor* t = constant_of(graph, zero);
+    if (t == nullptr || t->elements() != 1 || t->dtype() != type) return std::nullopt;
+    z = static_cast<int64_t>(t->element_as_double(0));
+  }
+  if (type == DType::kInt8) return std::pair{-128 - z, 127 - z};
+  if (type == DType::kUInt8) return std::pair{-z, 255 - z};
+  return std::nullopt;
+}
+
+ValueId input_or_none(const Node& n, size_t i) { return n.inputs.size() > i ? n.inputs[i] : ValueId{}; }
+
+// f = DequantizeLinear(a, s, za) → QuantizeLinear(·, s, zb) → DequantizeLinear(·, s, zb): a
+// requantize with a unit scale ratio whose zero points only shift the same range (int8
+// with za, uint8 with zb = za + 128). Every value of f lies on the second grid and inside
+// its range, so the round trip returns f exactly: the second pair goes and one
+// Q → DQ pair is left.
+bool simplify_requantize_round_trip(Graph& graph, NodeId id) {
+  const Node& dq_b = graph.node(id);
+  if (!dq_b.domain.empty() || dq_b.op != "DequantizeLinear" || dq_b.inputs.size() < 2) return false;
+  const ValueId qb = dq_b.inputs[0];
+  const NodeId q_id = passes::producer_of(graph, qb);
+  if (!q_id.valid() || graph.consumers(qb).size() != 1 || graph.is_graph_output(qb)) return false;
+  const Node& q = graph.node(q_id);
+  if (!q.domain.empty() || q.op != "QuantizeLinear" || q.inputs.size() < 2) return false;
+  if (!same_constant(graph, q.inputs[1], dq_b.inputs[1])) return false;
+  const ValueId zq = input_or_none(q, 2), zd = input_or_none(dq_b, 2);
+  if (zq.valid() != zd.valid() || (zq.valid() && !same_constant(graph, zq, zd))) return false;
+  const ValueId f = q.inputs[0];
+  const NodeId dq_a_id = passes::producer_of(graph, f);
+  if (!dq_a_id.valid()) return false;
+  const Node& dq_a = graph.node(dq_a_id);
+  if (!dq_a.domain.empty() || dq_a.op != "DequantizeLinear" || dq_a.inputs.size() < 2) return false;
+  const Tensor *sa = constant_of(graph, dq_a.inputs[1]), *sb = constant_of(graph, q.inputs[1]);
+  if (sa == nullptr || sb == nullptr || sa->elements() != 1 || sb->elements() != 1 || sa->dtype() != DType::kFloat32 ||
+      sb->dtype() != DType::kFloat32 || sa->element_as_double(0) != sb->element_as_double(0))
+    return false;
+  const auto range_a = relative_range(graph, input_or_none(dq_a, 2), graph.value(dq_a.inputs[0]).dtype);
+  const auto range_b = relative_range(graph, zq, graph.value(qb).dtype);
+  if (!range_a || !range_b || *range_a != *range_b) return false;
+  if (!drop(graph, id, f)) return false;
+  passes::erase_if_unused(graph, q_id);
+  return true;
+}
+
 }  // namespace
 
 PassResult unit_coefficient(Graph& graph, const PassOptions& options) {
@@ -92,7 +143,8 @@ PassResult unit_coefficient(Graph& graph, const PassOptions& options) {
   for (NodeId id : order) {
     if (!is_live(graph, id)) continue;
     const bool changed = is_affine(graph.node(id)) ? simplify_affine(graph, id, tol)
-                                                   : simplify_binary(graph, id, tol) || simplify_qdq(graph, id);
+                                                   : simplify_binary(graph, id, tol) || simplify_qdq(graph, id) ||
+                                                         simplify_requantize_round_trip(graph, id);
     if (changed) ++result.nodes_rewritten;
   }
   return result;

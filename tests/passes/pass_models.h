@@ -79,8 +79,9 @@ inline Graph affine_between_relus(float scale, float bias) {
 }
 
 // x → Q(s1) → DQ(s1) → Q(s2) → DQ(s2) → y: the middle DQ → Q pair is a requantize and stays
-// when s1 ≠ s2; with s1 == s2 it is an identity.
-inline Graph qdq_chain(float s2) {
+// when s1 ≠ s2; with s1 == s2 it is an identity. The first pair is int8 with zero point 0;
+// the second has type `t2` and zero point `z2` (uint8 with 128: the same range).
+inline Graph qdq_chain(float s2, DType t2 = DType::kInt8, int z2 = 0) {
   Graph g;
   const Shape xs{1, 4, 3, 3};
   const ValueId x = g.add_input({.name = "x", .shape = xs, .roles = kNCHW});
@@ -89,14 +90,22 @@ inline Graph qdq_chain(float s2) {
     t.data<float>()[0] = v;
     return g.add_constant(name, t);
   };
-  const auto zero = [&](const std::string& name) { return g.add_constant(name, Tensor(DType::kInt8, {})); };
+  const auto zero = [&](const std::string& name, DType t = DType::kInt8, int z = 0) {
+    Tensor zt(t, {});
+    zt.set_element_from_double(0, z);
+    return g.add_constant(name, zt);
+  };
   const ValueId q1 = add_act(g, "q1", xs, DType::kInt8), f1 = add_act(g, "f1", xs);
-  const ValueId q2 = add_act(g, "q2", xs, DType::kInt8), y = add_act(g, "y", xs);
+  const ValueId q2 = add_act(g, "q2", xs, t2), y = add_act(g, "y", xs);
   g.add_node({.name = "q1", .op = "QuantizeLinear", .inputs = {x, scalar("s1", 0.05f), zero("z1")}, .outputs = {q1}});
   g.add_node(
       {.name = "dq1", .op = "DequantizeLinear", .inputs = {q1, scalar("s1b", 0.05f), zero("z1b")}, .outputs = {f1}});
-  g.add_node({.name = "q2", .op = "QuantizeLinear", .inputs = {f1, scalar("s2", s2), zero("z2")}, .outputs = {q2}});
-  g.add_node({.name = "dq2", .op = "DequantizeLinear", .inputs = {q2, scalar("s2b", s2), zero("z2b")}, .outputs = {y}});
+  g.add_node(
+      {.name = "q2", .op = "QuantizeLinear", .inputs = {f1, scalar("s2", s2), zero("z2", t2, z2)}, .outputs = {q2}});
+  g.add_node({.name = "dq2",
+              .op = "DequantizeLinear",
+              .inputs = {q2, scalar("s2b", s2), zero("z2b", t2, z2)},
+              .outputs = {y}});
   g.mark_output(y);
   return g;
 }

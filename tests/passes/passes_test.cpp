@@ -157,6 +157,21 @@ TEST(UnitCoefficient, QdqAffineBecomesASingleRequantize) {
             3u);
 }
 
+// int8 (zero point 0) requantized to uint8 (zero point 128) with the same scale: the same
+// range, shifted; the second pair returns its input exactly and goes, one pair is left.
+// With uint8 zero point 0 the ranges differ (negative values clamp) and the chain stays.
+TEST(UnitCoefficient, SameRangeRequantizeLeavesOnePair) {
+  const Graph after = check_pass("unit-coefficient", "qdq_int8_to_uint8", qdq_chain(0.05f, DType::kUInt8, 128), {}, 0);
+  ASSERT_EQ(after.order().size(), 2u);
+  EXPECT_EQ(after.node(after.order()[0]).op, "QuantizeLinear");
+  EXPECT_EQ(after.node(after.order()[1]).op, "DequantizeLinear");
+  EXPECT_EQ(import_onnx_bytes(export_onnx_bytes(after)).order().size(), 2u);
+  EXPECT_EQ(check_pass("unit-coefficient", "qdq_int8_to_uint8_other_range", qdq_chain(0.05f, DType::kUInt8, 0), {}, 0)
+                .order()
+                .size(),
+            4u);
+}
+
 // Why Q(s1) → DQ(s1) → Q(s2) → DQ(s2) with s1 ≠ s2 is not shortened to Q(s2) → DQ(s2): the
 // values are rounded twice (and clamp to s1's range first), so the shorter form computes
 // different numbers on real inputs. The chain's middle pair is already the one requantize.

@@ -109,6 +109,8 @@ TEST(SeedMatrix, GeneratedFromRealRuns) {
   cases.push_back({"int8 Q→DQ→Q→DQ, same parameters (→ identity)", qdq_chain(0.05f)});
   cases.push_back({"int8 Q→DQ→Q→DQ, other parameters (the middle DQ→Q is the one requantize; no exact shorter form)",
                    qdq_chain(0.1f)});
+  cases.push_back({"int8 Q→DQ → uint8 Q→DQ, same scale, zero point 0 → 128 (→ one Q→DQ pair)",
+                   qdq_chain(0.05f, DType::kUInt8, 128)});
   cases.push_back({"int8 DQ→Mul(1)→Add(0)→Q, other parameters (→ single requantize)", qdq_affine(0.1f, 1.0f, 0.0f)});
   cases.push_back({"int8 DQ→Mul(1)→Add(0)→Q, same parameters (DQ→Q stays: an exact copy from input to output)",
                    qdq_affine(0.05f, 1.0f, 0.0f)});
