@@ -30,3 +30,9 @@ memledger_cli_test(allocate.refuses_to_overwrite_input
 memledger_cli_test(allocate.missing_file
   ARGS allocate ${ALLOCATE_DATA}/no_such.csv EXIT_CODE 2
   OUTPUT "no_such.csv: not a readable file")
+# 120 buffers cut from a 2^20-byte × time rectangle (generate_hard_instance(7, 120, guillotine)):
+# greedy is above the optimum, the exact search reaches it (in well under a second).
+memledger_cli_test(allocate.cut_rectangle_reaches_optimum
+  ARGS allocate ${ALLOCATE_DATA}/cut_rectangle_120.csv --time-budget 60
+  OUTPUT "lower bound  1048576 bytes" "greedy       1088214 bytes" "exact        1048576 bytes \\(1.000× lower bound\\), optimal"
+         "arena        1048576 bytes, optimal")

@@ -86,7 +86,7 @@ class Skyline {
         twin_before_(t.index.size(), -1),
         enders_(t.sections),
         reach_(t.sections + 1, 0),
-        depth_(t.sections, 0),
+        depth_(t.sections + 1, 0),
         candidates_(t.index.size() + 1) {
     std::vector<int32_t> order(t.index.size());
     std::iota(order.begin(), order.end(), 0);
@@ -199,9 +199,14 @@ class Skyline {
 
   // A plateau higher than the section before it and lower than the one after: the buffer
   // that covers its last section's next byte ends there.
+  // It cannot reach back past a section already higher than the plateau.
   bool ender_exists(int32_t last, int64_t floor) const {
+    int32_t wall = last;
+    while (wall >= 0 && height_[wall] <= floor) --wall;
     for (const int32_t k : enders_[last]) {
-      if (offset_[k] < 0 && t_.size[k] <= capacity_ - floor && floor % t_.alignment[k] == 0) return true;
+      if (offset_[k] < 0 && t_.lo[k] > wall && t_.size[k] <= capacity_ - floor && floor % t_.alignment[k] == 0) {
+        return true;
+      }
     }
     return false;
   }
@@ -215,9 +220,11 @@ class Skyline {
     int32_t end = first + 1;
     while (end < t_.sections && height_[end] == floor) ++end;
     const bool closed = end == t_.sections || height_[end] > floor;
-    if (!closed) {
+    if (!closed) {  // lower sections follow; the buffer stops before a higher one
+      int32_t wall = end;
+      while (wall < t_.sections && height_[wall] <= floor) ++wall;
       for (const int32_t k : starters_[first]) {
-        if (fits(k, floor, t_.sections)) return true;
+        if (fits(k, floor, wall)) return true;
       }
       return false;
     }
@@ -234,15 +241,19 @@ class Skyline {
     // the well (any other one meets a wall section, so it sits at or above that wall).
     const int64_t wall =
         std::min(first > 0 ? height_[first - 1] : capacity_, end < t_.sections ? height_[end] : capacity_);
-    std::fill(depth_.begin() + first, depth_.begin() + end, 0);
+    // depth_ holds differences: + size where a buffer starts, - size where it ends.
+    std::fill(depth_.begin() + first, depth_.begin() + end + 1, 0);
     for (int32_t s = first; s < end; ++s) {
       for (const int32_t k : starters_[s]) {
         if (offset_[k] >= 0 || t_.hi[k] > end) continue;
-        for (int32_t u = s; u < t_.hi[k]; ++u) depth_[u] += t_.size[k];
+        depth_[s] += t_.size[k];
+        depth_[t_.hi[k]] -= t_.size[k];
       }
     }
+    int64_t depth = 0;
     for (int32_t s = first; s < end; ++s) {
-      if (depth_[s] < wall - floor) return false;
+      depth += depth_[s];
+      if (depth < wall - floor) return false;
     }
     return true;
   }
