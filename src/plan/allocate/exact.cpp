@@ -454,10 +454,12 @@ Solution plan_exact(const Problem& problem, const ExactOptions& options, const S
   bool first = true;
   if (Clock::now() < deadline && is_tight(problem, bound)) {
     const Clock::time_point now = Clock::now();
-    ++st.probes;
     PerfectPackingResult packing = find_perfect_packing(problem, bound, now + (deadline - now) * 9 / 10, on_tick);
     st.nodes += packing.nodes;
-    first = false;
+    if (packing.outcome != PerfectPackingResult::Outcome::kNotApplicable) {
+      ++st.probes;
+      first = false;
+    }
     switch (packing.outcome) {
       case PerfectPackingResult::Outcome::kFound:
         found(std::move(packing.offsets));
@@ -466,9 +468,10 @@ Solution plan_exact(const Problem& problem, const ExactOptions& options, const S
         proven = low = bound + 1;
         break;
       case PerfectPackingResult::Outcome::kTimeout:
-      case PerfectPackingResult::Outcome::kNotApplicable:
         st.timed_out = true;
         low = bound + 1;
+        break;
+      case PerfectPackingResult::Outcome::kNotApplicable:  // too many buffers: the search below
         break;
     }
     on_tick(0);

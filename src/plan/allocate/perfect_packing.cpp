@@ -305,7 +305,7 @@ PerfectPackingResult find_perfect_packing(const Problem& problem, int64_t capaci
                                           const std::function<void(int64_t nodes)>& on_tick) {
   PerfectPackingResult result;
   Tight forward;
-  if (!build_tight(problem, capacity, forward)) return result;
+  if (!build_tight(problem, capacity, forward) || forward.index.size() > kPerfectPackingMaxBuffers) return result;
   const Tight backward = mirrored_in_time(forward);
   struct Variant {
     const Tight* tight;

@@ -100,6 +100,14 @@ TEST(AllocatePerfectPacking, OnlyTightProblems) {
   fixed.buffers[0].fixed_offset = 0;
   EXPECT_FALSE(is_tight(fixed, 4));
   EXPECT_TRUE(is_tight(Problem{{buffer("a", 0, 2, 4), buffer("b", 0, 1, 4), buffer("c", 1, 2, 4)}}, 8));
+  // Tight but too long for a search that recurses once per buffer.
+  Problem chain;
+  for (size_t i = 0; i <= kPerfectPackingMaxBuffers; ++i) {
+    const auto step = static_cast<int64_t>(i);
+    chain.buffers.push_back(buffer("c" + std::to_string(i), step, step + 1, 1));
+  }
+  EXPECT_TRUE(is_tight(chain, 1));
+  EXPECT_EQ(find_perfect_packing(chain, 1, far_away()).outcome, Outcome::kNotApplicable);
 }
 
 TEST(AllocatePerfectPacking, AlignmentIsKept) {

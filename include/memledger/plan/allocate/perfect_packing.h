@@ -19,11 +19,13 @@
 // unlucky order does not hold the whole budget; the limits are unbounded, so a run that
 // is given the time completes.
 //
-// Limits: only tight problems (otherwise kNotApplicable); complete there, so kInfeasible is
+// Limits: only tight problems of at most kPerfectPackingMaxBuffers buffers (otherwise
+// kNotApplicable: the search recurses once per buffer); complete there, so kInfeasible is
 // a proof. Exponential in the worst case; the time budget is honoured.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -31,6 +33,8 @@
 #include "memledger/plan/allocate/problem.h"
 
 namespace memledger::allocate {
+
+inline constexpr size_t kPerfectPackingMaxBuffers = 10'000;
 
 struct PerfectPackingResult {
   enum class Outcome { kFound, kInfeasible, kTimeout, kNotApplicable };
