@@ -86,13 +86,23 @@ void gemm_nn(int64_t M, int64_t N, int64_t K, const float* a, int64_t a_rs, int6
                      load_c);
       }
     }
-    for (int64_t i = 0; i < M; ++i) {
-      for (int64_t j = n_full; j < N; ++j) {
-        float sum = 0;
-        for (int64_t k = 0; k < kc; ++k) sum += a[i * a_rs + (k0 + k) * a_cs] * b[(k0 + k) * b_rs + j];
-        float& out = c[i * ldc + j];
-        out = load_c ? out + sum : sum;
-      }
+    if (n_full == N) continue;
+    // The last N mod 16 columns: B's tail copied into a zero-padded 16-wide panel and C's
+    // into a padded tile, so they run on the same register tiles (a scalar tail was a third
+    // of the time of a narrow Conv block).
+    const int64_t tail = N - n_full;
+    alignas(32) float panel[kKc * kNr];
+    for (int64_t k = 0; k < kc; ++k) {
+      const float* src = b + (k0 + k) * b_rs + n_full;
+      std::copy(src, src + tail, panel + k * kNr);
+      std::fill(panel + k * kNr + tail, panel + (k + 1) * kNr, 0.0f);
+    }
+    for (int64_t i0 = 0; i0 < M; i0 += 6) {
+      const int rows = static_cast<int>(std::min<int64_t>(6, M - i0));
+      alignas(32) float out[6 * kNr] = {};
+      for (int r = 0; r < rows && load_c; ++r) std::copy_n(c + (i0 + r) * ldc + n_full, tail, out + r * kNr);
+      tile_nn_rows(rows, kc, a + i0 * a_rs + k0 * a_cs, a_rs, a_cs, panel, kNr, out, kNr, load_c);
+      for (int r = 0; r < rows; ++r) std::copy_n(out + r * kNr, tail, c + (i0 + r) * ldc + n_full);
     }
   }
 }

@@ -1,8 +1,11 @@
 // Convolution and pooling over 1-, 2- and 3-D spatial axes (1-D and 2-D are 3-D with unit
-// leading axes). Conv lowers each (image, group) to one GEMM: weights [M/g, C/g·kvol] times
-// an im2col matrix [C/g·kvol, out positions] built in the kernel's declared workspace. No
-// workspace when none is needed: a 1×1 stride-1 unpadded Conv multiplies the input itself,
-// and a Conv with one input channel per group (depthwise) runs directly.
+// leading axes). Conv lowers each (image, group) to GEMMs: weights [M/g, C/g·kvol] times an
+// im2col matrix [C/g·kvol, out positions] built in the kernel's declared workspace, a block
+// of output rows at a time, so the workspace stays near kIm2colBlockBytes whatever the image
+// size (a whole-image im2col was resnet18's peak: 7.4 MB for its first Conv). No workspace
+// when none is needed: a 1×1 stride-1 unpadded Conv multiplies the input itself, and a Conv
+// with one input channel per group (depthwise) runs directly.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -88,9 +91,21 @@ void valid_range(int64_t n, int64_t out, int64_t s, int64_t p, int64_t offset, i
   lo = std::min(lo, hi);
 }
 
-// im2col for one image and group: col[(c, kd, kh, kw), (od, oh, ow)].
-void im2col(const float* x, int64_t channels, const Window& w, float* col) {
-  const int64_t P = w.out_size();
+// The im2col block's budget: large enough that each GEMM stays efficient (hundreds of
+// columns on the corpus), small enough to sit in a cache and not to set a model's peak.
+constexpr int64_t kIm2colBlockBytes = int64_t{512} << 10;
+
+// Output rows ((od, oh) pairs, each of out[2] positions) per im2col block: at least one.
+int64_t im2col_block_rows(const Window& w, int64_t k) {
+  const int64_t rows = w.out[0] * w.out[1];
+  const int64_t row_bytes = k * w.out[2] * static_cast<int64_t>(sizeof(float));
+  return std::clamp<int64_t>(kIm2colBlockBytes / std::max<int64_t>(row_bytes, 1), 1, rows);
+}
+
+// im2col for one image and group, output rows [row_begin, row_end):
+// col[(c, kd, kh, kw), (od, oh, ow)] with (od, oh) inside the block.
+void im2col(const float* x, int64_t channels, const Window& w, int64_t row_begin, int64_t row_end, float* col) {
+  const int64_t P = (row_end - row_begin) * w.out[2];
   float* row = col;
   for (int64_t c = 0; c < channels; ++c) {
     const float* plane = x + c * w.in_size();
@@ -102,23 +117,23 @@ void im2col(const float* x, int64_t channels, const Window& w, float* col) {
           valid_range(w.in[1], w.out[1], w.stride[1], w.pad_begin[1], kh * w.dilation[1], h_lo, h_hi);
           valid_range(w.in[2], w.out[2], w.stride[2], w.pad_begin[2], kw * w.dilation[2], w_lo, w_hi);
           float* dst = row;
-          for (int64_t od = 0; od < w.out[0]; ++od)
-            for (int64_t oh = 0; oh < w.out[1]; ++oh, dst += w.out[2]) {
-              if (od < d_lo || od >= d_hi || oh < h_lo || oh >= h_hi) {
-                std::fill(dst, dst + w.out[2], 0.0f);
-                continue;
-              }
-              const int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
-              const int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
-              const float* src = plane + (id * w.in[1] + ih) * w.in[2] - w.pad_begin[2] + kw * w.dilation[2];
-              std::fill(dst, dst + w_lo, 0.0f);
-              if (w.stride[2] == 1) {
-                if (w_hi > w_lo) std::memcpy(dst + w_lo, src + w_lo, static_cast<size_t>(w_hi - w_lo) * sizeof(float));
-              } else {
-                for (int64_t ow = w_lo; ow < w_hi; ++ow) dst[ow] = src[ow * w.stride[2]];
-              }
-              std::fill(dst + w_hi, dst + w.out[2], 0.0f);
+          for (int64_t r = row_begin; r < row_end; ++r, dst += w.out[2]) {
+            const int64_t od = r / w.out[1], oh = r % w.out[1];
+            if (od < d_lo || od >= d_hi || oh < h_lo || oh >= h_hi) {
+              std::fill(dst, dst + w.out[2], 0.0f);
+              continue;
             }
+            const int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
+            const int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
+            const float* src = plane + (id * w.in[1] + ih) * w.in[2] - w.pad_begin[2] + kw * w.dilation[2];
+            std::fill(dst, dst + w_lo, 0.0f);
+            if (w.stride[2] == 1) {
+              if (w_hi > w_lo) std::memcpy(dst + w_lo, src + w_lo, static_cast<size_t>(w_hi - w_lo) * sizeof(float));
+            } else {
+              for (int64_t ow = w_lo; ow < w_hi; ++ow) dst[ow] = src[ow * w.stride[2]];
+            }
+            std::fill(dst + w_hi, dst + w.out[2], 0.0f);
+          }
         }
   }
 }
@@ -156,7 +171,8 @@ bool conv_is_direct(const ConvShape& s) { return s.cg == 1 && s.group > 1; }
 int64_t conv_workspace(const Graph& g, const Node& node, const DeviceProfile& profile) {
   const ConvShape s = conv_shape(g, node);
   if (s.w.is_pointwise() || conv_is_direct(s)) return 0;
-  return workspace_bytes(profile, {s.cg * s.w.k_size(), s.w.out_size()}, DType::kFloat32);
+  const int64_t k = s.cg * s.w.k_size();
+  return workspace_bytes(profile, {k, im2col_block_rows(s.w, k) * s.w.out[2]}, DType::kFloat32);
 }
 
 // One input channel per group: each output map is a sum of one input channel's taps.
@@ -217,12 +233,17 @@ void conv(KernelContext& ctx) {
       const float* xg = x + (n * s.channels + grp * s.cg) * s.w.in_size();
       float* yg = y + (n * s.maps + grp * s.mg) * P;
       for (int64_t m = 0; m < s.mg; ++m) std::fill(yg + m * P, yg + (m + 1) * P, bias ? bias[grp * s.mg + m] : 0.0f);
-      const float* b = xg;
-      if (!s.w.is_pointwise()) {
-        im2col(xg, s.cg, s.w, col);
-        b = col;
+      if (s.w.is_pointwise()) {
+        gemm(s.mg, P, K, wt + grp * s.mg * K, K, 1, xg, P, 1, yg, P, /*accumulate=*/true);
+        continue;
       }
-      gemm(s.mg, P, K, wt + grp * s.mg * K, K, 1, b, P, 1, yg, P, /*accumulate=*/true);
+      const int64_t rows = s.w.out[0] * s.w.out[1], block = im2col_block_rows(s.w, K);
+      for (int64_t r = 0; r < rows; r += block) {
+        const int64_t r_end = std::min(rows, r + block), columns = (r_end - r) * s.w.out[2];
+        im2col(xg, s.cg, s.w, r, r_end, col);
+        gemm(s.mg, columns, K, wt + grp * s.mg * K, K, 1, col, columns, 1, yg + r * s.w.out[2], P,
+             /*accumulate=*/true);
+      }
     }
 }
 
