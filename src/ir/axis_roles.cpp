@@ -123,6 +123,7 @@ class Propagator {
       state(n.inputs.at(0), channel_first_roles(g_.value(n.inputs[0]).shape.size()));
       state(out, channel_first_roles(g_.value(out).shape.size()));
       per_channel_parameters(n);
+      conv_weights(n);
       return;
     }
     if (n.domain.empty() && (n.op == "QuantizeLinear" || n.op == "DequantizeLinear")) per_axis_quantization(n);
@@ -169,6 +170,26 @@ class Propagator {
     if (first == 0) return;
     for (size_t i = first; i < n.inputs.size(); ++i)
       if (n.inputs[i].valid() && g_.value(n.inputs[i]).shape.size() == 1) state(n.inputs[i], {R::kC});
+  }
+
+  // Conv weights [M, C/g, k...]: the axis summed over with the input's channels is C, the
+  // kernel window's axes are H and W (a profile's NHWC order then stores them M,kH,kW,C/g,
+  // as TFLite does). A depthwise Conv (one input channel per group) sums over no channel
+  // axis; its channel is the map axis, so NHWC stores it 1,kH,kW,M. ConvTranspose
+  // ([C, M/g, k...]) is left without roles.
+  void conv_weights(const Node& n) {
+    size_t input = 0;
+    if (n.op == "Conv" || n.op == "ConvInteger") input = 1;
+    if (n.op == "QLinearConv") input = 3;
+    if (input == 0 || n.inputs.size() <= input || !n.inputs[input].valid()) return;
+    const Value& w = g_.value(n.inputs[input]);
+    const size_t rank = w.shape.size();
+    if (rank < 3 || rank > 5) return;
+    AxisRoles roles = channel_first_roles(rank);
+    roles[0] = R::kOther;
+    const bool depthwise = w.shape[1] == 1 && n.int_attr("group", 1) > 1;
+    if (depthwise) std::swap(roles[0], roles[1]);
+    state(n.inputs[input], roles);
   }
 
   void per_axis_quantization(const Node& n) {

@@ -48,7 +48,7 @@ TEST(OnnxImport, SmallCnnWithRolesFromOperators) {
   EXPECT_EQ(roles_of(g, "f"), "??");    // Flatten states nothing
   EXPECT_EQ(roles_of(g, "gamma"), "C");
   EXPECT_EQ(roles_of(g, "b"), "C");     // Conv bias
-  EXPECT_EQ(roles_of(g, "w"), "????");  // weights are left to the device
+  EXPECT_EQ(roles_of(g, "w"), "?CHW");  // input channels, then the window (tests/ir/conv_weight_roles_test.cpp)
   EXPECT_TRUE(find_value(g, "w").is_constant());
   EXPECT_EQ(find_value(g, "w").constant->shape(), (Shape{4, 3, 3, 3}));
 }
