@@ -20,22 +20,12 @@
 #include "memledger/exec/tensor_file.h"
 #include "memledger/onnx/import.h"
 #include "memledger/plan/memory_plan.h"
+#include "model_options.h"
 
 namespace memledger::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct ModelOptions {
-  std::string path;
-  std::vector<std::string> input_shapes;
-};
-
-Graph load_model(const ModelOptions& o) {
-  ImportOptions import;
-  for (const std::string& text : o.input_shapes) add_input_shape(import, text);
-  return import_onnx_file(o.path, import);
-}
 
 struct RunCommandOptions {
   ModelOptions model;
@@ -235,9 +225,7 @@ void run_command(const RunCommandOptions& o, int& exit_code) {
 void register_run(CLI::App& app, int& exit_code) {
   auto* command = app.add_subcommand("run", "run a model in the reference interpreter, on files or seeded inputs");
   auto options = std::make_shared<RunCommandOptions>();
-  command->add_option("model", options->model.path, "the ONNX model file")->required();
-  command->add_option("--input-shape", options->model.input_shapes,
-                      "static shape of a graph input with dynamic dimensions, NAME=1x3x224x224 (repeatable)");
+  add_model_options(command, options->model);
   command->add_option("--input", options->inputs, "a graph input from a file, NAME=FILE (.pb or .npy; repeatable)");
   command->add_option("--output-dir", options->output_dir, "write each output here as <output name>.<format>");
   command->add_option("--output-format", options->output_format, "npy or pb")
