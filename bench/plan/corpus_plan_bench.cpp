@@ -25,6 +25,7 @@
 #include "memledger/exec/interpreter.h"
 #include "memledger/onnx/import.h"
 #include "memledger/plan/memory_plan.h"
+#include "memledger/report/progress.h"
 
 namespace memledger {
 namespace {
@@ -73,7 +74,9 @@ int run(int argc, char** argv) {
       arena ? " arena run |" : "");
   std::printf("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|%s\n", arena ? "---|" : "");
   int failures = 0;
+  Progress progress("corpus", static_cast<int64_t>(models.size()));
   for (const fs::path& path : models) {
+    progress.update(&path - models.data(), path.filename().string());
     const Graph g = import_onnx_file(path.string());
     const auto start = std::chrono::steady_clock::now();
     const MemoryPlan plan = plan_memory(g, host, {}, {.time_budget_seconds = budget});
@@ -99,6 +102,7 @@ int run(int argc, char** argv) {
         static_cast<double>(bare_with) / static_cast<double>(bare_without), verdict.c_str());
     std::fflush(stdout);
   }
+  progress.finish();
   return failures == 0 ? 0 : 4;
 }
 
