@@ -91,15 +91,19 @@ void valid_range(int64_t n, int64_t out, int64_t s, int64_t p, int64_t offset, i
   lo = std::min(lo, hi);
 }
 
-// The im2col block's budget: large enough that each GEMM stays efficient (hundreds of
-// columns on the corpus), small enough to sit in a cache and not to set a model's peak.
-constexpr int64_t kIm2colBlockBytes = int64_t{512} << 10;
+// The im2col block's budget: small enough not to set a model's peak (a stem Conv's input,
+// output and workspace are often the peak step), while every GEMM gets at least
+// kIm2colMinColumns columns so its register tiles stay full.
+constexpr int64_t kIm2colBlockBytes = int64_t{128} << 10;
+constexpr int64_t kIm2colMinColumns = 64;
 
 // Output rows ((od, oh) pairs, each of out[2] positions) per im2col block: at least one.
 int64_t im2col_block_rows(const Window& w, int64_t k) {
   const int64_t rows = w.out[0] * w.out[1];
   const int64_t row_bytes = k * w.out[2] * static_cast<int64_t>(sizeof(float));
-  return std::clamp<int64_t>(kIm2colBlockBytes / std::max<int64_t>(row_bytes, 1), 1, rows);
+  const int64_t by_budget = kIm2colBlockBytes / std::max<int64_t>(row_bytes, 1);
+  const int64_t by_columns = (kIm2colMinColumns + w.out[2] - 1) / w.out[2];
+  return std::clamp<int64_t>(std::max(by_budget, by_columns), 1, rows);
 }
 
 // im2col for one image and group, output rows [row_begin, row_end):
