@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "corpus.h"
 #include "memledger/device/profile.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/interpreter.h"
@@ -225,14 +226,7 @@ TEST(ArenaProvider, WriteIntoTheGuardAfterTheArenaIsCaught) {
 // The corpus (scripts/corpus/): every model runs bit-identically inside its plan. Skipped
 // when there is no corpus, unless MEMLEDGER_REQUIRE_CORPUS=1 (CI) makes that a failure.
 TEST(ArenaRun, EveryCorpusModelIsBitIdentical) {
-  const char* env = std::getenv("MEMLEDGER_CORPUS_DIR");
-  const fs::path dir = env ? fs::path(env) : fs::path(MEMLEDGER_BINARY_DIR) / "corpus";
-  const char* require = std::getenv("MEMLEDGER_REQUIRE_CORPUS");
-  if (!fs::exists(dir / "manifest.json")) {
-    if (require && std::string(require) == "1")
-      FAIL() << "corpus missing at " << dir << " (MEMLEDGER_REQUIRE_CORPUS=1)";
-    GTEST_SKIP() << "no corpus at " << dir << ": build the 'corpus' target or set MEMLEDGER_CORPUS_DIR";
-  }
+  ML_CORPUS_DIR_OR_SKIP(dir);
   const DeviceProfile host = builtin_profile("host");
   int models = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {

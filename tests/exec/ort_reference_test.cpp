@@ -12,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "corpus.h"
 #include "memledger/core/error.h"
 #include "memledger/exec/compare.h"
 #include "memledger/exec/interpreter.h"
@@ -24,21 +25,14 @@ namespace {
 namespace fs = std::filesystem;
 constexpr double kRelativeTolerance = 1e-3;
 
-#define SKIP_OR_FAIL(message)                   \
-  do {                                          \
-    if (std::getenv("CI")) FAIL() << (message); \
-    GTEST_SKIP() << (message);                  \
-  } while (0)
-
 std::string quote(const std::string& s) { return "'" + s + "'"; }
 
 TEST(OrtReference, CorpusModelsMatchOnnxruntime) {
-  const fs::path corpus = fs::path(MEMLEDGER_BINARY_DIR) / "corpus";
+  ML_CORPUS_DIR_OR_SKIP(corpus);
   const fs::path script = fs::path(MEMLEDGER_SOURCE_DIR) / "tests/ort/run_model.mjs";
   const fs::path ort = fs::path(MEMLEDGER_SOURCE_DIR) / "tests/ort/node_modules/onnxruntime-node";
-  if (!fs::exists(corpus / "manifest.json")) SKIP_OR_FAIL("no corpus in " + corpus.string() + " (build target corpus)");
-  if (!fs::exists(ort)) SKIP_OR_FAIL("onnxruntime-node missing: cd tests/ort && npm ci --ignore-scripts");
-  if (std::system("node --version > /dev/null 2>&1") != 0) SKIP_OR_FAIL("node is not installed");
+  if (!fs::exists(ort)) ML_SKIP_OR_FAIL("onnxruntime-node missing: cd tests/ort && npm ci --ignore-scripts");
+  if (std::system("node --version > /dev/null 2>&1") != 0) ML_SKIP_OR_FAIL("node is not installed");
 
   std::ifstream in(corpus / "manifest.json");
   const nlohmann::json manifest = nlohmann::json::parse(in);

@@ -10,6 +10,7 @@
 #include <map>
 #include <regex>
 
+#include "corpus.h"
 #include "memledger/core/error.h"
 #include "memledger/ir/printer.h"
 #include "memledger/onnx/export.h"
@@ -78,10 +79,7 @@ TEST(OnnxConformance, BackendNodeTestsImportOrAreRefusedByName) {
 }
 
 TEST(OnnxConformance, EveryCorpusModelImportsAndRoundTrips) {
-  const fs::path corpus = fs::path(MEMLEDGER_BINARY_DIR) / "corpus";
-  if (!fs::exists(corpus / "manifest.json"))
-    GTEST_SKIP() << "no corpus at " << corpus << ": build it with `cmake --build " << MEMLEDGER_BINARY_DIR
-                 << " --target corpus` (needs Debian's python3-torch)";
+  ML_CORPUS_DIR_OR_SKIP(corpus);
   std::vector<fs::path> models;
   for (const auto& entry : fs::directory_iterator(corpus))
     if (entry.path().extension() == ".onnx") models.push_back(entry.path());

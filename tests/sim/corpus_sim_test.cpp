@@ -1,5 +1,5 @@
 // NPU mode on the torchvision corpus (scripts/corpus/) under tests/data/device/npu256k.toml
-// (256 KiB local, int8). Runs only when MEMLEDGER_CORPUS_DIR names an exported corpus;
+// (256 KiB local, int8). Needs the corpus (tests/corpus.h says where and when it is skipped);
 // MEMLEDGER_SIM_MODELS (comma-separated) overrides the default models. Prints one line per
 // model with its traffic ratio (the figures of docs/npu-mode.md); MEMLEDGER_SIM_REPORT_DIR
 // also gets each model's full text report.
@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "corpus.h"
 #include "memledger/device/profile.h"
 #include "memledger/onnx/import.h"
 #include "memledger/plan/allocate/validate.h"
@@ -31,8 +32,7 @@ std::vector<std::string> corpus_models() {
 }
 
 TEST(CorpusSim, EveryModelReportsItsTrafficRatio) {
-  const char* dir = std::getenv("MEMLEDGER_CORPUS_DIR");
-  if (!dir) GTEST_SKIP() << "set MEMLEDGER_CORPUS_DIR to an exported corpus (scripts/corpus/README.md)";
+  ML_CORPUS_DIR_OR_SKIP(dir);
   const DeviceProfile npu = load_device_profile_file(MEMLEDGER_SOURCE_DIR "/tests/data/device/npu256k.toml");
   int ran = 0;
   for (const std::string& name : corpus_models()) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "corpus.h"
 #include "memledger/device/profile.h"
 #include "memledger/onnx/export.h"
 #include "memledger/onnx/import.h"
@@ -103,11 +104,7 @@ TEST(Diff, MalformedReportIsAnError) {
 }
 
 TEST(Optimize, EveryCorpusModelVerifiesAndNeverRaisesPeakLive) {
-  const char* env = std::getenv("MEMLEDGER_CORPUS_DIR");
-  const std::filesystem::path dir =
-      env ? std::filesystem::path(env) : std::filesystem::path(MEMLEDGER_BINARY_DIR) / "corpus";
-  ASSERT_TRUE(std::filesystem::exists(dir / "manifest.json"))
-      << "corpus missing at " << dir << ": build the 'corpus' target (or set MEMLEDGER_CORPUS_DIR)";
+  ML_CORPUS_DIR_OR_SKIP(dir);
   const DeviceProfile host = resolve_device("host");
   int models = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
