@@ -12,6 +12,7 @@
 
 #include "memledger/core/error.h"
 #include "memledger/ir/affine.h"
+#include "onnx/dimension_denotation.h"
 #include "onnx/proto_tensor.h"
 
 namespace memledger {
@@ -27,7 +28,12 @@ void set_type(onnx::ValueInfoProto& info, const Value& v) {
   auto* tensor_type = info.mutable_type()->mutable_tensor_type();
   tensor_type->set_elem_type(dtype_onnx_code(v.dtype));
   auto* shape = tensor_type->mutable_shape();
-  for (int64_t d : v.shape) shape->add_dim()->set_dim_value(d);
+  const std::vector<std::string> denotations = onnx_io::denotations_from_roles(v.roles);
+  for (size_t a = 0; a < v.shape.size(); ++a) {
+    auto* dim = shape->add_dim();
+    dim->set_dim_value(v.shape[a]);
+    if (a < denotations.size() && !denotations[a].empty()) dim->set_denotation(denotations[a]);
+  }
 }
 
 onnx::NodeProto& add_node(onnx::GraphProto& gp, const std::string& name, const std::string& op,

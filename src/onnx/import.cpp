@@ -17,6 +17,7 @@
 #include "memledger/ir/affine.h"
 #include "memledger/ir/axis_roles.h"
 #include "memledger/ir/verifier.h"
+#include "onnx/dimension_denotation.h"
 #include "onnx/fold_shapes.h"
 #include "onnx/proto_tensor.h"
 
@@ -313,6 +314,24 @@ Graph build_graph(ModelProto& model, const ImportOptions& options, const std::st
   for (const auto& init : gp.initializer())
     constants.emplace(init.name(), onnx_io::tensor_from_proto(init, "initializer '" + init.name() + "'"));
 
+  // Roles the file states (dimension denotations on its inputs, outputs and value_info),
+  // read before shape inference, which copies denotations onto values it infers.
+  std::unordered_map<std::string, AxisRoles> stated_roles;
+  auto state_roles = [&](const onnx::ValueInfoProto& vi) {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+    std::vector<std::string> denotations;
+    for (const auto& dim : vi.type().tensor_type().shape().dim()) denotations.push_back(dim.denotation());
+    if (std::any_of(denotations.begin(), denotations.end(), [](const std::string& d) { return !d.empty(); }))
+      stated_roles[vi.name()] = onnx_io::roles_from_denotations(denotations);
+  };
+  for (const auto& vi : gp.input()) state_roles(vi);
+  for (const auto& vi : gp.value_info()) state_roles(vi);
+  for (const auto& vi : gp.output()) state_roles(vi);
+  auto roles_of = [&](const std::string& name, const Shape& shape) {
+    const auto it = stated_roles.find(name);
+    return it == stated_roles.end() || it->second.size() != shape.size() ? AxisRoles{} : it->second;
+  };
+
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {
@@ -347,7 +366,8 @@ Graph build_graph(ModelProto& model, const ImportOptions& options, const std::st
   for (const auto& input : gp.input()) {
     if (constants.count(input.name())) continue;
     const ValueType t = static_type(&input.type(), input.name(), "graph input");
-    ids[input.name()] = g.add_input({.name = input.name(), .dtype = t.dtype, .shape = t.shape});
+    ids[input.name()] = g.add_input(
+        {.name = input.name(), .dtype = t.dtype, .shape = t.shape, .roles = roles_of(input.name(), t.shape)});
   }
   for (const auto& init : gp.initializer()) {
     auto it = constants.find(init.name());
@@ -380,7 +400,8 @@ Graph build_graph(ModelProto& model, const ImportOptions& options, const std::st
       const std::string& name = np.output(o);
       if (name.empty()) fail("node {}: output {} is omitted but a later output is used (not supported)", label, o);
       const ValueType t = static_type(type_of(name), name, "node " + label);
-      const ValueId id = g.add_value({.name = name, .dtype = t.dtype, .shape = t.shape});
+      const ValueId id =
+          g.add_value({.name = name, .dtype = t.dtype, .shape = t.shape, .roles = roles_of(name, t.shape)});
       ids[name] = id;
       node.outputs.push_back(id);
     }

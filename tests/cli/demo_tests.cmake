@@ -23,7 +23,7 @@ memledger_cli_test(demo_rewrite_story ARGS demo
   OUTPUT "8\\. The rewrite: `memledger optimize`"
          "fuse-affine +1 +53664"
          "nodes 2 → 2 as written \\(1 Affine lowered to Mul \\+ Add\\); constant bytes saved 53664"
-         "model file 54002 B → 401 B"
+         "model file 54164 B → 563 B"
          "verification \\(seed 1, rtol 0\\.0001\\): same numbers, max\\|diff\\| 0\n"
          "peak-live +26880 +17936 +-8944 \\| +-6708 +-2236 +\\+0"
          "logical   33600 → 20184: constants -13416 \\+ layout/padding \\+0 \\+ lifetimes \\+0 = -13416"

@@ -65,7 +65,8 @@ TEST(OnnxExport, AffineIsLoweredToMulAndAdd) {
   EXPECT_EQ(back.node(back.order()[0]).op, "Mul");
   EXPECT_EQ(back.node(back.order()[1]).op, "Add");
   EXPECT_EQ(back.value(back.outputs()[0]).name, "y");
-  EXPECT_EQ(roles_to_string(back.value(back.outputs()[0]).roles), "????");  // nothing in Mul+Add states roles
+  // Mul+Add states no roles; the file carries them as dimension denotations.
+  EXPECT_EQ(roles_to_string(back.value(back.outputs()[0]).roles), "NCHW");
 }
 
 TEST(OnnxExport, WritesThroughATemporaryFileAndNeverOverTheInput) {
