@@ -66,6 +66,45 @@ void refuse_unsupported(const GraphProto& graph) {
   }
 }
 
+// libonnx 1.12's shape inference for Conv and pooling indexes the input's spatial axes by
+// the weights' rank or kernel_shape without checking them (a fuzzed model with a rank-2
+// Conv input crashed it): where the file states the ranks, they are checked first.
+void refuse_window_rank_mismatch(const GraphProto& graph) {
+  std::unordered_map<std::string, int> rank;
+  auto note = [&](const onnx::ValueInfoProto& vi) {
+    if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape())
+      rank[vi.name()] = vi.type().tensor_type().shape().dim_size();
+  };
+  for (const auto& vi : graph.input()) note(vi);
+  for (const auto& vi : graph.value_info()) note(vi);
+  for (const auto& init : graph.initializer()) rank[init.name()] = init.dims_size();
+  auto rank_of = [&](const NodeProto& node, int input) {
+    if (input >= node.input_size()) return -1;
+    const auto it = rank.find(node.input(input));
+    return it == rank.end() ? -1 : it->second;
+  };
+  static const std::unordered_set<std::string> convolutions{"Conv", "ConvTranspose", "ConvInteger", "QLinearConv",
+                                                            "DeformConv"};
+  static const std::unordered_set<std::string> pools{"MaxPool", "AveragePool", "LpPool", "MaxRoiPool"};
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const NodeProto& node = graph.node(i);
+    if (!is_default_domain(node.domain())) continue;
+    const bool conv = convolutions.count(node.op_type()) != 0;
+    if (!conv && !pools.count(node.op_type())) continue;
+    const int x = rank_of(node, 0);
+    if (x < 0) continue;
+    if (x < 3)
+      fail("node {}: input '{}' has rank {}; {} needs N, C and at least one spatial axis", proto_label(node, i),
+           node.input(0), x, node.op_type());
+    const int w = conv ? rank_of(node, node.op_type() == "QLinearConv" ? 3 : 1) : -1;
+    if (w >= 0 && w != x) fail("node {}: weights of rank {} for an input of rank {}", proto_label(node, i), w, x);
+    for (const auto& attribute : node.attribute())
+      if (attribute.name() == "kernel_shape" && attribute.ints_size() != x - 2)
+        fail("node {}: kernel_shape has {} values for {} spatial axes", proto_label(node, i), attribute.ints_size(),
+             x - 2);
+  }
+}
+
 // Checks that every name a node reads is defined somewhere (else: a missing initializer
 // or a dangling name) and puts the nodes in an order where each is defined before use
 // (Kahn's algorithm, keeping the file's order among ready nodes). A cycle is an Error
@@ -304,6 +343,7 @@ Graph build_graph(ModelProto& model, const ImportOptions& options, const std::st
   refuse_unsupported(gp);
   sort_nodes(gp);
   fix_input_shapes(gp, options);
+  refuse_window_rank_mismatch(gp);
 
   // Initializers: external data is read (bounded) and every tensor converted after its
   // declared size is checked against the bytes present.

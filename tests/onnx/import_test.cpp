@@ -161,6 +161,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"bad_truncated.onnx", "not an ONNX model"}, BadCase{"bad_garbled.onnx", "not an ONNX model"},
         BadCase{"bad_missing_initializer.onnx", "node Conv 'conv': input 'w_missing' is not defined"},
         BadCase{"bad_cycle.onnx", "(a cycle)"},
+        // A fuzzer finding (scripts/fuzz.sh): a rank-2 Conv input crashed libonnx's shape inference.
+        BadCase{"bad_conv_rank.onnx", "node Conv 'conv': input 'x' has rank 2"},
         BadCase{"bad_dangling_output.onnx", "graph output 'nowhere' is not defined"},
         BadCase{"bad_dynamic_dims.onnx", "graph input 'x': axis 0 has no static extent"},
         BadCase{"bad_overflow_shape.onnx", "graph input: value 'x' of shape [1099511627776,1099511627776,16]"},
