@@ -137,6 +137,16 @@ def quantized_per_axis():
     return model(nodes, [vi("x", [2, 3, 5])], [vi("y", [2, 3, 5])], inits)
 
 
+def bad_window_ranks():
+    # Ranks libonnx 1.12's Conv/pool shape inference would index without checking.
+    conv = model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv")],
+                 [vi("x", [1, 3, 4, 4])], [vi("y", [1, 2, 4, 4])],
+                 [t("w", np.zeros([2, 3, 1], np.float32))], check=False)
+    pool = model([helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2, 2])],
+                 [vi("x", [1, 3, 4, 4])], [vi("y", [1, 3, 3, 3])], check=False)
+    return conv, pool
+
+
 def bad_models():
     good = conv_bn_relu().SerializeToString()
     save(good[: len(good) // 2], "bad_truncated.onnx")
@@ -154,6 +164,8 @@ def bad_models():
     save(model([helper.make_node("Relu", ["x"], ["r"], name="relu")],
                [vi("x", [1, 3])], [vi("nowhere", [1, 3])], check=False), "bad_dangling_output.onnx")
     save(dynamic_batch(), "bad_dynamic_dims.onnx")
+    save(bad_window_ranks()[0], "bad_conv_weight_rank.onnx")
+    save(bad_window_ranks()[1], "bad_pool_kernel_shape.onnx")
     big = 1 << 40
     save(model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
                [vi("x", [big, big, 16])], [vi("y", [big, big, 16])], check=False), "bad_overflow_shape.onnx")

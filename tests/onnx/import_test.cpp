@@ -163,6 +163,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"bad_cycle.onnx", "(a cycle)"},
         // A fuzzer finding (scripts/fuzz.sh): a rank-2 Conv input crashed libonnx's shape inference.
         BadCase{"bad_conv_rank.onnx", "node Conv 'conv': input 'x' has rank 2"},
+        BadCase{"bad_conv_weight_rank.onnx", "node Conv 'conv': weights of rank 3 for an input of rank 4"},
+        BadCase{"bad_pool_kernel_shape.onnx", "node MaxPool 'pool': kernel_shape has 3 values for 2 spatial axes"},
         BadCase{"bad_dangling_output.onnx", "graph output 'nowhere' is not defined"},
         BadCase{"bad_dynamic_dims.onnx", "graph input 'x': axis 0 has no static extent"},
         BadCase{"bad_overflow_shape.onnx", "graph input: value 'x' of shape [1099511627776,1099511627776,16]"},
