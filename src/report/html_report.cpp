@@ -3,8 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
-#include <cmath>
+#include <cstdlib>
 #include <map>
 #include <string_view>
 #include <vector>
