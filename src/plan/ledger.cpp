@@ -83,9 +83,11 @@ Ledger make_ledger(const Graph& graph, const Liveness& live) {
   std::map<BufferCategory, std::vector<int64_t>> by_category;
   for (const auto& [category, totals] : ledger.by_category)
     by_category[category] = live_per_step(live, span, [c = category](const LiveBuffer& b) { return b.category == c; });
-  for (size_t i = 0; i < live.buffers.size(); ++i)
-    if (!live.buffers[i].alias_of && live.steps() > 0 && span[i] == std::pair{0, live.steps() - 1})
-      ledger.whole_program_by_category[live.buffers[i].category] += live.buffers[i].physical_bytes;
+  for (size_t i = 0; i < live.buffers.size(); ++i) {
+    const LiveBuffer& b = live.buffers[i];
+    if (!b.alias_of && b.physical_bytes > 0 && live.steps() > 0 && span[i] == std::pair{0, live.steps() - 1})
+      ledger.whole_program_by_category[b.category] += b.physical_bytes;
+  }
 
   for (int s = 0; s < steps; ++s) {
     TimelineStep step{.step = s,
