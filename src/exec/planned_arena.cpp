@@ -47,7 +47,8 @@ std::span<std::byte> PlannedArena::workspace(NodeId node, int64_t bytes) {
                              ? workspace_offset_[node.index]
                              : -1;
   if (offset < 0) fail("the plan has no workspace for node {}", graph_.node(node).label());
-  return at(offset, bytes, "the workspace of " + graph_.node(node).label());
+  if (offset + bytes > arena_bytes_) at(offset, bytes, "the workspace of " + graph_.node(node).label());  // fails
+  return {base_ + offset, static_cast<size_t>(bytes)};
 }
 
 }  // namespace memledger

@@ -6,6 +6,7 @@ namespace memledger::exec::fast {
 namespace {
 
 constexpr int64_t kRegionAlignment = 64;
+thread_local int call_depth = 0;
 
 const dnnl::stream& cpu_stream() {
   static const dnnl::stream stream(cpu_engine());
@@ -22,6 +23,8 @@ const dnnl::engine& cpu_engine() {
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   return engine;
 }
+
+int onednn_call_depth() { return call_depth; }
 
 void set_threads(int threads) { omp_set_num_threads(std::max(threads, 1)); }
 
@@ -142,12 +145,18 @@ void DnnlNode::run(KernelContext& ctx) {
         data = ctx.workspace.data() + b.offset;
         break;
     }
-    check_status(dnnl_memory_set_data_handle_v2(b.memory.get(), data, nullptr), ctx);
+    ++call_depth;
+    const dnnl_status_t status = dnnl_memory_set_data_handle_v2(b.memory.get(), data, nullptr);
+    --call_depth;
+    check_status(status, ctx);
   }
-  for (Step& step : steps_)
-    check_status(dnnl_primitive_execute(step.primitive.get(), cpu_stream().get(), static_cast<int>(step.args.size()),
-                                        step.args.data()),
-                 ctx);
+  for (Step& step : steps_) {
+    ++call_depth;
+    const dnnl_status_t status = dnnl_primitive_execute(step.primitive.get(), cpu_stream().get(),
+                                                        static_cast<int>(step.args.size()), step.args.data());
+    --call_depth;
+    check_status(status, ctx);
+  }
 }
 
 std::string DnnlNode::describe() const {

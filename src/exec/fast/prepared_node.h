@@ -45,6 +45,10 @@ bool has_fast_kernel(const Node& node);
 std::unique_ptr<PreparedNode> prepare(const Graph& graph, const Node& node, const PrepareOptions& options,
                                       std::string& why);
 
+// How deep this thread is inside a oneDNN call of a run (execute, set_data_handle) right now (0 outside): a test that
+// counts heap allocations tells oneDNN's own argument bookkeeping from memledger's.
+int onednn_call_depth();
+
 // Sets the threads oneDNN's kernels use on this thread (OpenMP), at least 1.
 void set_threads(int threads);
 
