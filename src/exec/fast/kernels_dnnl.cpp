@@ -108,6 +108,8 @@ memory::desc strided_desc(const memory::dims& dims, const memory::dims& strides)
   return memory::desc(dims, dt::f32, strides);
 }
 
+bool prepare_pointwise_as_matmul(DnnlNode& node, const Graph& g, const Node& n);
+
 // Conv and ConvTranspose share the layout work: the primitive descriptor with every
 // format left to oneDNN, then reorders where its choice differs from the plain buffers.
 template <typename Primitive, typename PD>
@@ -139,6 +141,21 @@ void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOp
   const std::vector<int64_t> kernel(wd.begin() + 2, wd.end());
   if (n.has_attr("kernel_shape") && n.ints_attr("kernel_shape") != kernel) not_fast("kernel_shape");
   const Window w = forward_window(n, xv.shape, yv.shape, kernel);
+  const bool pointwise = group == 1 && std::all_of(kernel.begin(), kernel.end(), [](int64_t k) { return k == 1; }) &&
+                         std::all_of(w.strides.begin(), w.strides.end(), [](int64_t v) { return v == 1; }) &&
+                         std::all_of(w.pad_l.begin(), w.pad_l.end(), [](int64_t v) { return v == 0; }) &&
+                         std::all_of(w.pad_r.begin(), w.pad_r.end(), [](int64_t v) { return v == 0; });
+  if (pointwise && (!has_in(n, 2) || all_f32_dims(in_value(g, n, 2)) == memory::dims{maps})) {
+    DnnlNode trial;
+    try {
+      if (prepare_pointwise_as_matmul(trial, g, n)) {
+        node = std::move(trial);
+        return;
+      }
+    } catch (const NotFast&) {
+    } catch (const dnnl::error&) {
+    }  // then the general path below
+  }
 
   memory::dims wdims = wd;  // [M, C/g, k...] or, grouped, [g, M/g, C/g, k...]
   if (group > 1) {
@@ -280,17 +297,53 @@ void prepare_pool(DnnlNode& node, const Graph& g, const Node& n, bool max, bool 
 // y = x·W (+ bias) through oneDNN's matmul; operands given by their (possibly strided)
 // descriptors over inputs 0 and 1.
 void add_matmul(DnnlNode& node, const memory& a, const memory& b, const memory& bias, const memory& y,
-                const dnnl::primitive_attr& attr) {
-  const dnnl::matmul::desc desc = bias ? dnnl::matmul::desc(a.get_desc(), b.get_desc(), bias.get_desc(), y.get_desc())
-                                       : dnnl::matmul::desc(a.get_desc(), b.get_desc(), y.get_desc());
+                const dnnl::primitive_attr& attr, const Value* b_constant = nullptr,
+                const PrepareOptions& options = {}) {
+  // Constant weights: oneDNN picks their format, and they are reordered into it once.
+  const memory::desc b_desc =
+      b_constant ? memory::desc(b.get_desc().dims(), dt::f32, memory::format_tag::any) : b.get_desc();
+  const dnnl::matmul::desc desc = bias ? dnnl::matmul::desc(a.get_desc(), b_desc, bias.get_desc(), y.get_desc())
+                                       : dnnl::matmul::desc(a.get_desc(), b_desc, y.get_desc());
   const auto pd = usable(dnnl::matmul::primitive_desc(desc, attr, cpu_engine()), /*allow_ref=*/false);
-  Args args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, y}};
+  const memory weights =
+      b_constant ? node.constant_reordered(b, b_constant->constant->bytes().data(), pd.weights_desc(), options) : b;
+  Args args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, y}};
   if (bias) args.emplace_back(DNNL_ARG_BIAS, bias);
   if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
   node.add_step(dnnl::matmul(pd), std::move(args), std::string("matmul ") + pd.impl_info_str());
 }
 
-void prepare_gemm(DnnlNode& node, const Graph& g, const Node& n) {
+// A pointwise Conv (1×1 window, stride 1, no padding, one group) on row-major NCHW is a
+// matrix product, W[M, C] × X[C, H·W] (one image), with no layout change at all: run as
+// oneDNN's matmul it needs neither the input's nor the output's reorder (the activations
+// are B, copied into oneDNN's blocks inside its scratchpad), then the bias per row.
+bool prepare_pointwise_as_matmul(DnnlNode& node, const Graph& g, const Node& n) {
+  const Value& xv = in_value(g, n, 0);
+  const memory::dims x = all_f32_dims(xv), wd = all_f32_dims(in_value(g, n, 1)), y = all_f32_dims(out_value(g, n));
+  const int64_t maps = wd[0], channels = x[1];
+  int64_t positions = 1;
+  for (size_t i = 2; i < x.size(); ++i) positions *= x[i];
+  if (x[0] != 1) not_fast("batch over 1");
+  const memory A = node.input(1, plain_desc({maps, channels}, dt::f32));
+  const memory B = node.input(0, plain_desc({channels, positions}, dt::f32));
+  const memory Y = node.output(0, plain_desc({maps, positions}, dt::f32));
+  const dnnl::matmul::desc desc(A.get_desc(), B.get_desc(), Y.get_desc());
+  const auto pd = usable(dnnl::matmul::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()), false);
+  Args args{{DNNL_ARG_SRC, A}, {DNNL_ARG_WEIGHTS, B}, {DNNL_ARG_DST, Y}};
+  if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+  node.add_step(dnnl::matmul(pd), std::move(args), std::string("pointwise matmul ") + pd.impl_info_str());
+  if (has_in(n, 2)) {  // oneDNN's matmul takes a bias per column only: one per row is added after
+    const memory bias = node.input(2, plain_desc({maps, 1}, dt::f32));
+    const dnnl::binary::desc add(algorithm::binary_add, Y.get_desc(), bias.get_desc(), Y.get_desc());
+    const auto bpd = usable(dnnl::binary::primitive_desc(add, user_scratchpad_attr(), cpu_engine()), false);
+    Args bargs{{DNNL_ARG_SRC_0, Y}, {DNNL_ARG_SRC_1, bias}, {DNNL_ARG_DST, Y}};
+    if (memory pad = node.scratchpad(bpd)) bargs.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+    node.add_step(dnnl::binary(bpd), std::move(bargs), std::string("bias ") + bpd.impl_info_str());
+  }
+  return true;
+}
+
+void prepare_gemm(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
   const memory::dims a = all_f32_dims(in_value(g, n, 0)), b = all_f32_dims(in_value(g, n, 1));
   const memory::dims y = all_f32_dims(out_value(g, n));
   if (a.size() != 2 || b.size() != 2 || y.size() != 2) not_fast("rank");
@@ -308,10 +361,11 @@ void prepare_gemm(DnnlNode& node, const Graph& g, const Node& n) {
   }
   dnnl::primitive_attr attr = user_scratchpad_attr();
   if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-  add_matmul(node, A, B, bias, node.output(0, plain_desc(y, dt::f32)), attr);
+  const Value& bv = in_value(g, n, 1);
+  add_matmul(node, A, B, bias, node.output(0, plain_desc(y, dt::f32)), attr, bv.is_constant() ? &bv : nullptr, options);
 }
 
-void prepare_matmul(DnnlNode& node, const Graph& g, const Node& n) {
+void prepare_matmul(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
   memory::dims a = all_f32_dims(in_value(g, n, 0)), b = all_f32_dims(in_value(g, n, 1));
   if (in_value(g, n, 0).shape.empty() || in_value(g, n, 1).shape.empty()) not_fast("scalar operand");
   if (a.size() == 1) a.insert(a.begin(), 1);
@@ -329,7 +383,9 @@ void prepare_matmul(DnnlNode& node, const Graph& g, const Node& n) {
   if (rank > 12) not_fast("rank over 12");
   const memory A = node.input(0, plain_desc(a, dt::f32));
   const memory B = node.input(1, plain_desc(b, dt::f32));
-  add_matmul(node, A, B, {}, node.output(0, plain_desc(y, dt::f32)), user_scratchpad_attr());
+  const Value& bv = in_value(g, n, 1);
+  add_matmul(node, A, B, {}, node.output(0, plain_desc(y, dt::f32)), user_scratchpad_attr(),
+             bv.is_constant() ? &bv : nullptr, options);
 }
 
 // Unary activations: oneDNN eltwise over the flat buffer (same shape in and out).
@@ -646,10 +702,10 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
         prepare_pool(*node, g, n, n.op == "GlobalMaxPool", true);
         break;
       case 4:
-        prepare_gemm(*node, g, n);
+        prepare_gemm(*node, g, n, options);
         break;
       case 5:
-        prepare_matmul(*node, g, n);
+        prepare_matmul(*node, g, n, options);
         break;
       case 6:
         prepare_activation(*node, g, n);
