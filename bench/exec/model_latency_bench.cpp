@@ -49,11 +49,14 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-// The child: one configuration of memledger, N timed runs after a warm-up.
+// The child: one configuration of memledger (fast, fast-no-prepack, reference, arena), N
+// timed runs after a warm-up.
 int child(const std::string& model, const std::string& input, const std::string& mode, int runs) {
   const Graph graph = import_onnx_file(model);
   const std::vector<Tensor> inputs{read_tensor_file(input).tensor};
-  const ExecOptions exec{.kernels = mode == "reference" ? KernelSet::kReference : KernelSet::kFast, .threads = 1};
+  const ExecOptions exec{.kernels = mode == "reference" ? KernelSet::kReference : KernelSet::kFast,
+                         .threads = 1,
+                         .prepack_weights = mode != "fast-no-prepack"};
   Executor executor(graph, exec);
   std::vector<Tensor> outputs = executor.make_outputs();
   HeapBufferProvider heap;
