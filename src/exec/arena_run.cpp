@@ -28,8 +28,9 @@ DeviceProfile with_model_dtypes(DeviceProfile profile) {
 
 MemoryPlan plan_for_kernels(const Graph& graph, const DeviceProfile& profile, const ExecOptions& exec,
                             const PlanOptions& options, const PlacementOptions& placement) {
-  ScopedContractSource contracts(contract_source(exec));
-  return plan_memory(graph, profile, options, placement);
+  PlanOptions with_contracts = options;
+  with_contracts.contracts = contract_source(exec);
+  return plan_memory(graph, profile, with_contracts, placement);
 }
 
 ArenaRunReport run_in_arena(Executor& executor, const Graph& graph, const MemoryPlan& plan,

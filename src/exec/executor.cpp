@@ -7,6 +7,7 @@
 #include "exec/fast/prepared_node.h"
 #include "kernel.h"
 #include "memledger/device/tensor_layout.h"
+#include "memledger/ir/op_table.h"
 
 namespace memledger {
 namespace {
@@ -40,8 +41,7 @@ std::string dtype_reason(const Graph& graph, const Node& node) {
 
 std::string reference_reason(const Graph& graph, const Node& node) {
   const exec::Kernel* kernel = exec::find_kernel(node);
-  if (!kernel)
-    return fmt::format("operator {}{} is not supported", node.domain.empty() ? "" : node.domain + ".", node.op);
+  if (!kernel) return fmt::format("operator {} has no kernel: memledger can plan it but not run it", op_name(node));
   if (auto why = dtype_reason(graph, node); !why.empty()) return why;
   try {
     return kernel->check(graph, node);
@@ -68,12 +68,7 @@ std::unique_ptr<exec::fast::PreparedNode> prepare_fast(const Graph& graph, const
 }
 
 KernelContract reference_contract(const Graph& graph, NodeId id, const DeviceProfile& profile) {
-  const Node& node = graph.node(id);
-  const exec::Kernel* kernel = exec::find_kernel(node);
-  if (!kernel)
-    fail("node {}: operator {}{} is not supported", node.label(), node.domain.empty() ? "" : node.domain + ".",
-         node.op);
-  return kernel->contract(graph, node, profile);
+  return op_contract(graph, id, profile);
 }
 
 }  // namespace
@@ -97,10 +92,9 @@ ContractSource contract_source(const ExecOptions& exec) {
     if (!fast) return reference_contract(graph, id, profile);
     KernelContract contract;
     contract.workspace_bytes = fast->workspace_bytes();
-    // The fast kernels keep the reference's in-place promises (elementwise ones write each
+    // The fast kernels keep the op table's in-place promises (elementwise ones write each
     // element after reading it; the others promise none).
-    if (const exec::Kernel* kernel = exec::find_kernel(node))
-      contract.overwritable_inputs = kernel->contract(graph, node, profile).overwritable_inputs;
+    if (op_is_known(node, profile)) contract.overwritable_inputs = op_contract(graph, id, profile).overwritable_inputs;
     return contract;
   };
 }
@@ -165,7 +159,7 @@ Executor::Executor(const Graph& graph, ExecOptions options)
     } else {
       if (auto reason = reference_reason(graph, node); !reason.empty()) fail("node {}: {}", node.label(), reason);
       step.reference = exec::find_kernel(node);
-      step.workspace_bytes = step.reference->contract(graph, node, host_profile()).workspace_bytes;
+      step.workspace_bytes = op_contract(graph, id, host_profile()).workspace_bytes;
       ++reference_ops[node.op];
     }
     for (ValueId v : node.inputs) {

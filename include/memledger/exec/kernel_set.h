@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "memledger/exec/kernel_contract.h"
+#include "memledger/ir/op_table.h"
 
 namespace memledger {
 
@@ -30,26 +30,14 @@ struct ExecOptions {
   bool prepack_weights = true;
 };
 
-// Where a planner takes a node's contract from.
+// Where a planner takes a node's contract from (PlanOptions::contracts).
 using ContractSource = std::function<KernelContract(const Graph&, NodeId, const DeviceProfile&)>;
 
 // The contracts of the kernels `exec` runs (oneDNN sizes its scratchpad for the threads it
 // may use; without prepacking the weights' reorder buffers are workspace too). A node the
-// fast set does not take has its reference kernel's contract; an unsupported node is an
-// Error naming it.
+// fast set does not take has the op table's contract (the reference kernels'); an
+// operator the table does not know is an Error naming the node.
 ContractSource contract_source(const ExecOptions& exec);
 
-// While alive, kernel_contract() on this thread answers from `source` (the planner reads
-// contracts through kernel_contract()); nests, restoring the previous source.
-class ScopedContractSource {
- public:
-  explicit ScopedContractSource(ContractSource source);
-  ~ScopedContractSource();
-  ScopedContractSource(const ScopedContractSource&) = delete;
-  ScopedContractSource& operator=(const ScopedContractSource&) = delete;
-
- private:
-  ContractSource previous_;
-};
 
 }  // namespace memledger
