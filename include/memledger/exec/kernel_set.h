@@ -39,5 +39,4 @@ using ContractSource = std::function<KernelContract(const Graph&, NodeId, const 
 // operator the table does not know is an Error naming the node.
 ContractSource contract_source(const ExecOptions& exec);
 
-
 }  // namespace memledger
