@@ -1,13 +1,19 @@
-// Whole-model latency: memledger's reference interpreter against onnxruntime on one thread
-// (intra_op_num_threads = 1), on the corpus models, measured in the same run. onnxruntime
-// runs in its own process through tests/ort/run_model.mjs (medians of its session.run
-// calls, graph optimisations on as a user gets them by default, and off); memledger's
-// times are medians of run_graph with a heap provider (input copied in, outputs out).
-// Both wall and CPU time are reported: on a shared, loaded machine wall time mostly
-// measures the wait for a core, so the ratio uses CPU time (cpu_ratio = memledger/ort).
+// Whole-model latency and peak memory, side by side in one run, one thread each:
+// memledger with the fast kernels (oneDNN), with the reference kernels, with the fast
+// kernels inside the planned arena (PlannedArena: every buffer at its planned offset), and
+// onnxruntime-node (tests/ort/run_model.mjs, intraOpNumThreads 1, graph optimisations on)
+// on the corpus models and their seeded input. Every configuration runs in its own child
+// process, so its peak RSS (getrusage of the child) is its own: the model loaded, weights,
+// buffers, libraries. Rounds alternate the configurations so that the machine's drift hits
+// all alike; each child reports the medians of its timed runs after a warm-up (wall and
+// CPU time), and the table gives the median over rounds. Ratios use CPU time (on a shared,
+// loaded machine wall time mostly measures the wait for a core).
 //
-//   model_latency_bench [--benchmark_...]      corpus from $MEMLEDGER_CORPUS_DIR or ./corpus
-#include <benchmark/benchmark.h>
+//   model_latency_bench [--rounds R] [--runs N] [--models a,b,...]
+//   corpus from $MEMLEDGER_CORPUS_DIR or ./corpus
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,10 +21,15 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <map>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "memledger/core/error.h"
-#include "memledger/exec/interpreter.h"
+#include "memledger/exec/arena_run.h"
+#include "memledger/exec/executor.h"
+#include "memledger/exec/planned_arena.h"
 #include "memledger/exec/tensor_file.h"
 #include "memledger/onnx/import.h"
 
@@ -32,78 +43,166 @@ fs::path corpus_dir() {
   return dir ? fs::path(dir) : fs::path("corpus");
 }
 
-struct OrtTimes {
-  double wall_ms = -1, cpu_ms = -1;
-};
-
-// onnxruntime's median wall and CPU time per run; negative when it could not run.
-OrtTimes ort_latency(const fs::path& model, const std::string& input_name, const fs::path& input, bool optimize) {
-  const fs::path script = fs::path(__FILE__).parent_path().parent_path().parent_path() / "tests/ort/run_model.mjs";
-  const std::string command = "node '" + script.string() + "' '" + model.string() + "' /tmp/memledger_bench_ort '" +
-                              input_name + "=" + input.string() + "' --repeat 15" + (optimize ? " --optimize" : "");
-  OrtTimes t;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return t;
-  char line[256];
-  while (std::fgets(line, sizeof line, pipe)) {
-    std::sscanf(line, "latency_ms %lf", &t.wall_ms);
-    std::sscanf(line, "cpu_ms %lf", &t.cpu_ms);
-  }
-  pclose(pipe);
-  return t;
+double median(std::vector<double> v) {
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-void BM_Model(benchmark::State& state, const std::string& name) {
-  const fs::path model = corpus_dir() / (name + ".onnx"), input = corpus_dir() / (name + ".input.npy");
-  if (!fs::exists(model) || !fs::exists(input)) {
-    state.SkipWithError(("missing " + model.string()).c_str());
-    return;
+// The child: one configuration of memledger (fast, fast-no-prepack, reference, arena), N
+// timed runs after a warm-up.
+int child(const std::string& model, const std::string& input, const std::string& mode, int runs) {
+  const Graph graph = import_onnx_file(model);
+  const std::vector<Tensor> inputs{read_tensor_file(input).tensor};
+  const ExecOptions exec{.kernels = mode == "reference" ? KernelSet::kReference : KernelSet::kFast,
+                         .threads = 1,
+                         .prepack_weights = mode != "fast-no-prepack"};
+  Executor executor(graph, exec);
+  std::vector<Tensor> outputs = executor.make_outputs();
+  HeapBufferProvider heap;
+  std::unique_ptr<MemoryPlan> plan;
+  std::unique_ptr<PlannedArena> arena;
+  if (mode == "arena") {
+    plan = std::make_unique<MemoryPlan>(plan_for_kernels(graph, builtin_profile("host"), exec));
+    arena = std::make_unique<PlannedArena>(graph, *plan);
   }
-  Graph graph;
-  try {
-    graph = import_onnx_file(model.string());
-  } catch (const Error& e) {
-    state.SkipWithError(e.what());
-    return;
-  }
-  const std::vector<Tensor> inputs{read_tensor_file(input.string()).tensor};
-  run_graph(graph, inputs);  // warm-up
+  BufferProvider& provider = arena ? static_cast<BufferProvider&>(*arena) : heap;
+  executor.run_into(inputs, outputs, provider);  // warm-up
   std::vector<double> wall, cpu;
-  for (auto _ : state) {
+  for (int i = 0; i < runs; ++i) {
     const auto w0 = std::chrono::steady_clock::now();
     const std::clock_t c0 = std::clock();
-    benchmark::DoNotOptimize(run_graph(graph, inputs));
+    executor.run_into(inputs, outputs, provider);
     cpu.push_back(1e3 * static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC);
     wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count());
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  const std::string input_name = graph.value(graph.inputs().at(0)).name;
-  const OrtTimes ort = ort_latency(model, input_name, input, true);
-  const OrtTimes plain = ort_latency(model, input_name, input, false);
-  state.counters["ml_ms"] = median(wall);
-  state.counters["ml_cpu_ms"] = median(cpu);
-  if (ort.wall_ms > 0) {
-    state.counters["ort_ms"] = ort.wall_ms;
-    state.counters["ort_cpu_ms"] = ort.cpu_ms;
-    state.counters["ort_noopt_cpu_ms"] = plain.cpu_ms;
-    state.counters["cpu_ratio"] = median(cpu) / ort.cpu_ms;  // memledger / onnxruntime
-  }
+  std::printf("latency_ms %.4f\ncpu_ms %.4f\n", median(wall), median(cpu));
+  if (arena) std::printf("arena_bytes %lld\n", static_cast<long long>(plan->arena_bytes));
+  std::printf("prepacked_bytes %lld\n", static_cast<long long>(executor.prepacked_bytes()));
+  return 0;
 }
 
-const bool registered = [] {
-  for (const char* name :
-       {"resnet18", "mobilenet_v2", "squeezenet1_0", "shufflenet_v2_x1_0", "efficientnet_b0", "mnasnet0_5"})
-    benchmark::RegisterBenchmark(name, [name](benchmark::State& s) { BM_Model(s, name); })
-        ->Unit(benchmark::kMillisecond)
-        ->Iterations(7)
-        ->Repetitions(1);
-  return true;
-}();
+struct Sample {
+  double wall_ms = -1, cpu_ms = -1;
+  long peak_rss_kib = -1;
+  std::map<std::string, double> extra;
+};
+
+// Runs `argv` as a child process, reads its "key value" lines, and its peak RSS.
+Sample run_child(const std::vector<std::string>& argv) {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  Sample s;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return s;
+  s.peak_rss_kib = usage.ru_maxrss;
+  std::istringstream lines(text);
+  for (std::string key; lines >> key;) {
+    double value = 0;
+    if (!(lines >> value)) break;
+    if (key == "latency_ms")
+      s.wall_ms = value;
+    else if (key == "cpu_ms")
+      s.cpu_ms = value;
+    else
+      s.extra[key] = value;
+  }
+  return s;
+}
+
+int bench(int argc, char** argv) {
+  int rounds = 3, runs = 15;
+  std::vector<std::string> models{"resnet18",           "mobilenet_v2",    "squeezenet1_0",
+                                  "shufflenet_v2_x1_0", "efficientnet_b0", "mnasnet0_5"};
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--rounds") {
+      rounds = std::atoi(argv[i + 1]);
+    } else if (flag == "--runs") {
+      runs = std::atoi(argv[i + 1]);
+    } else if (flag == "--models") {
+      models.clear();
+      std::istringstream list(argv[i + 1]);
+      for (std::string m; std::getline(list, m, ',');) models.push_back(m);
+    } else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  const std::string self = fs::canonical("/proc/self/exe").string();
+  const fs::path script = fs::path(__FILE__).parent_path().parent_path().parent_path() / "tests/ort/run_model.mjs";
+  const std::vector<std::string> configs{"fast", "reference", "arena", "ort"};
+  std::printf(
+      "| model | fast ms | reference ms | fast in arena ms | onnxruntime ms | fast / ort | arena / fast | "
+      "peak RSS fast / reference / arena / ort (MiB) | RSS fast / ort |\n|---|---|---|---|---|---|---|---|---|\n");
+  std::fflush(stdout);
+  for (const std::string& name : models) {
+    const fs::path model = corpus_dir() / (name + ".onnx"), input = corpus_dir() / (name + ".input.npy");
+    if (!fs::exists(model) || !fs::exists(input)) {
+      std::fprintf(stderr, "missing %s\n", model.c_str());
+      continue;
+    }
+    const Graph probe = import_onnx_file(model.string());
+    const std::string input_name = probe.value(probe.inputs().at(0)).name;
+    std::map<std::string, std::vector<double>> cpu, wall;
+    std::map<std::string, long> rss;
+    for (int round = 0; round < rounds; ++round)
+      for (const std::string& config : configs) {
+        const Sample s =
+            config == "ort"
+                ? run_child({"node", script.string(), model.string(), "/tmp/memledger_bench_ort",
+                             input_name + "=" + input.string(), "--repeat", std::to_string(runs), "--optimize"})
+                : run_child({self, "--child", model.string(), input.string(), config, std::to_string(runs)});
+        if (s.cpu_ms < 0) {
+          std::fprintf(stderr, "%s %s failed\n", name.c_str(), config.c_str());
+          continue;
+        }
+        cpu[config].push_back(s.cpu_ms);
+        wall[config].push_back(s.wall_ms);
+        rss[config] = std::max(rss[config], s.peak_rss_kib);
+        std::fprintf(stderr, "%s round %d %-9s cpu %.2f ms wall %.2f ms rss %ld KiB\n", name.c_str(), round,
+                     config.c_str(), s.cpu_ms, s.wall_ms, s.peak_rss_kib);
+      }
+    auto ms = [&](const std::string& c) { return median(cpu[c]); };
+    auto mib = [&](const std::string& c) { return static_cast<double>(rss[c]) / 1024.0; };
+    std::printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | %.0f / %.0f / %.0f / %.0f | %.2f |\n", name.c_str(),
+                ms("fast"), ms("reference"), ms("arena"), ms("ort"), ms("fast") / ms("ort"), ms("arena") / ms("fast"),
+                mib("fast"), mib("reference"), mib("arena"), mib("ort"), mib("fast") / mib("ort"));
+    std::printf("<!-- %s wall medians: fast %.2f reference %.2f arena %.2f ort %.2f -->\n", name.c_str(),
+                median(wall["fast"]), median(wall["reference"]), median(wall["arena"]), median(wall["ort"]));
+    std::fflush(stdout);
+  }
+  return 0;
+}
 
 }  // namespace
 }  // namespace memledger
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  try {
+    if (argc == 6 && std::string(argv[1]) == "--child")
+      return memledger::child(argv[2], argv[3], argv[4], std::atoi(argv[5]));
+    return memledger::bench(argc, argv);
+  } catch (const memledger::Error& e) {
+    std::fprintf(stderr, "model_latency_bench: %s\n", e.what());
+    return 2;
+  }
+}

@@ -26,15 +26,21 @@ DeviceProfile with_model_dtypes(DeviceProfile profile) {
   return profile;
 }
 
-ArenaRunReport run_in_arena(const Graph& graph, const MemoryPlan& plan, const std::vector<Tensor>& inputs,
-                            const std::vector<Tensor>& reference) {
+MemoryPlan plan_for_kernels(const Graph& graph, const DeviceProfile& profile, const ExecOptions& exec,
+                            const PlanOptions& options, const PlacementOptions& placement) {
+  PlanOptions with_contracts = options;
+  with_contracts.contracts = contract_source(exec);
+  return plan_memory(graph, profile, with_contracts, placement);
+}
+
+ArenaRunReport run_in_arena(Executor& executor, const Graph& graph, const MemoryPlan& plan,
+                            const std::vector<Tensor>& inputs, const std::vector<Tensor>& reference) {
   ArenaRunReport report;
   report.arena_bytes = plan.arena_bytes;
   report.peak_live_bytes = plan.ledger.peak_live_bytes;
   ArenaBufferProvider arena(graph, plan);
   try {
-    report.outputs =
-        run_graph(graph, inputs, {.provider = &arena, .after_node = [&](NodeId node) { arena.after_node(node); }});
+    report.outputs = executor.run(inputs, &arena, [&](NodeId node) { arena.after_node(node); });
   } catch (const Error& e) {
     report.failure = e.what();
   }
@@ -54,8 +60,17 @@ ArenaRunReport run_in_arena(const Graph& graph, const MemoryPlan& plan, const st
   return report;
 }
 
-ArenaRunReport run_in_arena(const Graph& graph, const MemoryPlan& plan, const std::vector<Tensor>& inputs) {
-  return run_in_arena(graph, plan, inputs, run_graph(graph, inputs));
+ArenaRunReport run_in_arena(const Graph& graph, const MemoryPlan& plan, const std::vector<Tensor>& inputs,
+                            const std::vector<Tensor>& reference, const ExecOptions& exec) {
+  Executor executor(graph, exec);
+  return run_in_arena(executor, graph, plan, inputs, reference);
+}
+
+ArenaRunReport run_in_arena(const Graph& graph, const MemoryPlan& plan, const std::vector<Tensor>& inputs,
+                            const ExecOptions& exec) {
+  Executor executor(graph, exec);
+  const std::vector<Tensor> reference = executor.run(inputs);
+  return run_in_arena(executor, graph, plan, inputs, reference);
 }
 
 }  // namespace memledger

@@ -48,3 +48,23 @@ memledger_cli_test(run_arena_unknown_device ARGS run ${onnx_data}/affine_distinc
   EXIT_CODE 2 OUTPUT "nosuch")
 memledger_cli_test(run_device_needs_arena ARGS run ${onnx_data}/affine_distinct.onnx --device teaching
   EXIT_CODE 2 OUTPUT "--device requires --arena")
+
+# Kernel sets, threads and timing (issue 15).
+memledger_cli_test(run_fast_kernels_default ARGS run ${onnx_data}/conv_bn_relu.onnx
+  OUTPUT "kernels: fast kernels \\(oneDNN, 1 thread\\) on 6 of 6 nodes; weights prepacked once: [0-9]+ B held outside the plan")
+memledger_cli_test(run_reference_kernels ARGS run ${onnx_data}/conv_bn_relu.onnx --kernels reference
+  OUTPUT "kernels: reference kernels on all 6 nodes" NOT_OUTPUT "oneDNN")
+memledger_cli_test(run_unknown_kernels ARGS run ${onnx_data}/conv_bn_relu.onnx --kernels blas EXIT_CODE 2
+  OUTPUT "--kernels")
+memledger_cli_test(run_repeat_prints_median ARGS run ${onnx_data}/conv_bn_relu.onnx --repeat 5 --threads 2
+  OUTPUT "latency: 5 runs after a warm-up: median [0-9.]+ ms, min [0-9.]+, max [0-9.]+" "oneDNN, 2 threads")
+memledger_cli_test(run_repeat_zero_refused ARGS run ${onnx_data}/conv_bn_relu.onnx --repeat 0 EXIT_CODE 2
+  OUTPUT "--repeat")
+memledger_cli_test(run_arena_fast_kernels_timed ARGS run ${onnx_data}/conv_bn_relu.onnx --arena --repeat 3
+  OUTPUT "fast kernels, [0-9.]+ ms" "guard violations: 0" "untouched workspaces: 0" "bit-identical"
+  "arena latency \\(planned offsets, no guards\\): 3 runs after a warm-up: median [0-9.]+ ms")
+memledger_cli_test(run_arena_fast_no_prepack ARGS run ${onnx_data}/conv_bn_relu.onnx --arena --no-prepack
+  OUTPUT "weights reordered on every run, in the declared workspaces" "guard violations: 0"
+  "untouched workspaces: 0" "bit-identical")
+memledger_cli_test(run_arena_reference_kernels ARGS run ${onnx_data}/conv_bn_relu.onnx --arena --kernels reference
+  OUTPUT "reference kernels, [0-9.]+ ms" "guard violations: 0" "untouched workspaces: 0" "bit-identical")

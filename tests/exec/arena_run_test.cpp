@@ -244,5 +244,38 @@ TEST(ArenaRun, EveryCorpusModelIsBitIdentical) {
   EXPECT_GT(models, 0) << "no .onnx in " << dir;
 }
 
+// The same with the fast kernels, planned with their contracts (oneDNN's scratchpads and
+// reorder buffers are workspaces): bit-identical to the ordinary fast run, no guard
+// broken, every declared workspace written. With prepacked weights and without (then the
+// weights' reorder buffers are workspace too).
+TEST(ArenaRun, EveryCorpusModelIsBitIdenticalWithFastKernels) {
+  ML_CORPUS_DIR_OR_SKIP(dir);
+  const DeviceProfile host = builtin_profile("host");
+  int models = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".onnx") continue;
+    SCOPED_TRACE(entry.path().string());
+    ++models;
+    const Graph g = import_onnx_file(entry.path().string());
+    for (bool prepack : {true, false}) {
+      const ExecOptions exec{.kernels = KernelSet::kFast, .threads = 1, .prepack_weights = prepack};
+      const MemoryPlan plan = plan_for_kernels(g, host, exec);
+      const ArenaRunReport r = run_in_arena(g, plan, random_inputs(g, 7), exec);
+      EXPECT_TRUE(r.clean()) << describe(r);
+      EXPECT_TRUE(r.untouched_workspaces.empty()) << r.untouched_workspaces.size() << " untouched, first "
+                                                  << (r.untouched_workspaces.empty() ? "" : r.untouched_workspaces[0]);
+      int64_t workspaces = 0;
+      for (const LiveBuffer& b : plan.liveness.buffers) workspaces += b.category == BufferCategory::kWorkspace;
+      std::printf(
+          "fast arena %-26s %-9s arena %11lld B  peak-live %11lld B  ratio %.3f  workspaces %lld  "
+          "violations %zu\n",
+          entry.path().filename().c_str(), prepack ? "prepack" : "per-run", static_cast<long long>(r.arena_bytes),
+          static_cast<long long>(r.peak_live_bytes), r.ratio(), static_cast<long long>(workspaces),
+          r.violations.size());
+    }
+  }
+  EXPECT_GT(models, 0) << "no .onnx in " << dir;
+}
+
 }  // namespace
 }  // namespace memledger

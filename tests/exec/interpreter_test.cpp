@@ -10,6 +10,8 @@
 
 #include "memledger/core/error.h"
 #include "memledger/device/profile.h"
+#include "memledger/exec/arena_run.h"
+#include "memledger/exec/executor.h"
 #include "memledger/exec/interpreter.h"
 #include "memledger/ir/affine.h"
 #include "memledger/ir/op_table.h"
@@ -130,22 +132,76 @@ std::vector<float> values(const Tensor& t) { return {t.data<float>().begin(), t.
 TEST(Interpreter, ResultsDoNotDependOnPlacementOrInPlaceReuse) {
   const Graph g = small_network(AffineRule::kCurrent);
   const std::vector<Tensor> inputs{filled({1, 4, 6, 6}, -1.0f, 0.03f)};
-  const std::vector<float> reference = values(run_graph(g, inputs).at(0));
-  float sum = 0;
-  for (float v : reference) sum += v;
-  EXPECT_NEAR(sum, 1.0f, 1e-5f);
-  for (int shift : {0, 4, 12}) {
-    for (bool in_place : {false, true}) {
-      TestProvider provider(g, shift, in_place);
-      int steps = 0;
-      const auto out = run_graph(g, inputs, {.provider = &provider, .after_node = [&](NodeId) { ++steps; }});
-      EXPECT_EQ(values(out.at(0)), reference) << "shift " << shift << (in_place ? " in place" : "");
-      EXPECT_EQ(steps, 7);
-      if (in_place) {
-        EXPECT_GE(provider.aliased, 3);  // relu over affine, add over conv, reshape, softmax
+  for (KernelSet set : {KernelSet::kFast, KernelSet::kReference}) {
+    SCOPED_TRACE(kernel_set_name(set));
+    const std::vector<float> reference =
+        values(run_graph(g, inputs, {.provider = nullptr, .after_node = {}, .kernels = set}).at(0));
+    float sum = 0;
+    for (float v : reference) sum += v;
+    EXPECT_NEAR(sum, 1.0f, 1e-5f);
+    for (int shift : {0, 4, 12}) {
+      for (bool in_place : {false, true}) {
+        TestProvider provider(g, shift, in_place);
+        int steps = 0;
+        const auto out =
+            run_graph(g, inputs, {.provider = &provider, .after_node = [&](NodeId) { ++steps; }, .kernels = set});
+        EXPECT_EQ(values(out.at(0)), reference) << "shift " << shift << (in_place ? " in place" : "");
+        EXPECT_EQ(steps, 7);
+        if (in_place) {
+          EXPECT_GE(provider.aliased, 3);  // relu over affine, add over conv, reshape, softmax
+        }
       }
     }
   }
+}
+
+// The fast set (oneDNN) computes the same numbers as the reference within float rounding.
+TEST(Interpreter, FastKernelsAgreeWithTheReference) {
+  const Graph g = small_network(AffineRule::kCurrent);
+  const std::vector<Tensor> inputs{filled({1, 4, 6, 6}, -1.0f, 0.03f)};
+  Executor fast(g, {.kernels = KernelSet::kFast});
+  EXPECT_EQ(fast.fast_node_count(), 6) << fast.summary();  // all but the Affine
+  EXPECT_EQ(fast.kernel_set_of(NodeId{0}), KernelSet::kReference);
+  EXPECT_EQ(fast.kernel_set_of(NodeId{2}), KernelSet::kFast);
+  const std::vector<float> a = values(fast.run(inputs).at(0));
+  const std::vector<float> b =
+      values(run_graph(g, inputs, {.provider = nullptr, .after_node = {}, .kernels = KernelSet::kReference}).at(0));
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-6f) << i;
+}
+
+// The fast Conv's workspace is what oneDNN reports (scratchpad and reorder buffers; without
+// prepacking the blocked weights too), the run gets exactly that and writes into it.
+TEST(Interpreter, FastConvDeclaresItsOneDnnWorkspaceAndUsesIt) {
+  const Graph g = small_network(AffineRule::kCurrent);
+  const NodeId conv{2};
+  const DeviceProfile host = builtin_profile("host");
+  for (bool prepack : {true, false}) {
+    SCOPED_TRACE(prepack ? "prepacked weights" : "weights reordered per run");
+    const ExecOptions exec{.kernels = KernelSet::kFast, .threads = 1, .prepack_weights = prepack};
+    const int64_t declared = contract_source(exec)(g, conv, host).workspace_bytes;
+    Executor executor(g, exec);
+    if (!prepack) {
+      EXPECT_GE(declared, 8 * 4 * 3 * 3 * 4);  // at least the weights in oneDNN's format
+      EXPECT_EQ(executor.prepacked_bytes(), 0);
+    } else {
+      EXPECT_GT(executor.prepacked_bytes(), 0) << executor.summary();
+    }
+    TestProvider provider(g, 4, false);
+    executor.run(std::vector<Tensor>{filled({1, 4, 6, 6}, -1.0f, 0.03f)}, &provider);
+    if (declared > 0) {
+      EXPECT_GT(provider.workspace_touched.at(2), 0);
+    } else {
+      EXPECT_EQ(provider.workspace_touched.count(2), 0u);  // no workspace asked for
+    }
+    // A plan made for these kernels places exactly that workspace.
+    const MemoryPlan plan = plan_for_kernels(g, host, exec);
+    int64_t planned = 0;
+    for (const LiveBuffer& b : plan.liveness.buffers)
+      if (b.category == BufferCategory::kWorkspace && b.node == conv) planned = b.logical_bytes;
+    EXPECT_EQ(planned, declared);
+  }
+  EXPECT_EQ(op_contract(g, conv, host).workspace_bytes, 4 * 36 * 36);  // the reference's
 }
 
 TEST(Interpreter, HistoricalAffineComputesThroughItsWorkspace) {
@@ -159,9 +215,13 @@ TEST(Interpreter, HistoricalAffineComputesThroughItsWorkspace) {
   EXPECT_EQ(op_contract(current, affine, host).overwritable_inputs, std::vector<int>{0});
   const std::vector<Tensor> inputs{filled({1, 4, 6, 6}, -1.0f, 0.03f)};
   TestProvider provider(historical, 0, false);
-  const auto out = run_graph(historical, inputs, {.provider = &provider});
+  const auto out =
+      run_graph(historical, inputs, {.provider = &provider, .after_node = {}, .kernels = KernelSet::kReference});
   EXPECT_EQ(provider.workspace_touched.at(0), 144);  // every output element passed through it
-  EXPECT_EQ(values(out.at(0)), values(run_graph(current, inputs).at(0)));
+  EXPECT_EQ(
+      values(out.at(0)),
+      values(
+          run_graph(current, inputs, {.provider = nullptr, .after_node = {}, .kernels = KernelSet::kReference}).at(0)));
 }
 
 TEST(Interpreter, ConvDeclaresItsIm2colWorkspaceAndUsesIt) {
@@ -169,7 +229,8 @@ TEST(Interpreter, ConvDeclaresItsIm2colWorkspaceAndUsesIt) {
   const NodeId conv{2};
   EXPECT_EQ(op_contract(g, conv, builtin_profile("host")).workspace_bytes, 4 * 36 * 36);  // [C·kh·kw, H·W]
   TestProvider provider(g, 0, false);
-  run_graph(g, std::vector<Tensor>{filled({1, 4, 6, 6}, -1.0f, 0.03f)}, {.provider = &provider});
+  run_graph(g, std::vector<Tensor>{filled({1, 4, 6, 6}, -1.0f, 0.03f)},
+            {.provider = &provider, .after_node = {}, .kernels = KernelSet::kReference});
   EXPECT_EQ(provider.workspace_touched.at(2), 36 * 36);
 }
 

@@ -1,7 +1,9 @@
 // ONNX's own backend node tests (Debian's libonnx-testdata): every case whose operators
 // the interpreter supports runs and must match ONNX's expected outputs within the
 // tolerances ONNX's backend tests use by default (rtol 1e-3, atol 1e-7). The skipped
-// cases and why are generated into onnx_conformance_skipped.txt in the build folder.
+// cases and why are generated into onnx_conformance_skipped.txt in the build folder. Both
+// kernel sets run them: the reference, and the fast set (oneDNN where it takes a node, the
+// reference elsewhere), which must pass every case the reference passes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,8 +11,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <set>
 
 #include "memledger/exec/compare.h"
+#include "memledger/exec/executor.h"
 #include "memledger/exec/interpreter.h"
 #include "memledger/exec/tensor_file.h"
 #include "memledger/onnx/import.h"
@@ -40,9 +45,10 @@ std::vector<fs::path> sorted_entries(const fs::path& dir, const std::string& pre
 struct CaseResult {
   enum Kind { kPassed, kSkipped, kFailed } kind = kPassed;
   std::string reason;
+  int fast_nodes = 0;  // nodes the fast kernels ran
 };
 
-CaseResult run_case(const fs::path& dir) {
+CaseResult run_case(const fs::path& dir, KernelSet set) {
   Graph graph;
   try {
     graph = import_onnx_file((dir / "model.onnx").string());
@@ -50,33 +56,41 @@ CaseResult run_case(const fs::path& dir) {
     return {CaseResult::kSkipped, std::string("import: ") + e.what()};
   }
   for (NodeId id : graph.order()) {
-    const std::string why = unsupported_reason(graph, id);
+    const std::string why = unsupported_reason(graph, id, set);
     if (!why.empty()) return {CaseResult::kSkipped, graph.node(id).op + ": " + why};
   }
   std::string failures;
-  for (const fs::path& set : sorted_entries(dir, "test_data_set_")) {
+  std::unique_ptr<Executor> executor;
+  try {
+    executor = std::make_unique<Executor>(graph, ExecOptions{.kernels = set});
+  } catch (const Error& e) {
+    return {CaseResult::kFailed, std::string("prepare: ") + e.what()};
+  }
+  const int fast_nodes = executor->fast_node_count();
+  for (const fs::path& data : sorted_entries(dir, "test_data_set_")) {
     std::vector<Tensor> inputs;
-    for (const fs::path& file : sorted_entries(set, "input_")) inputs.push_back(read_tensor_file(file.string()).tensor);
+    for (const fs::path& file : sorted_entries(data, "input_"))
+      inputs.push_back(read_tensor_file(file.string()).tensor);
     std::vector<Tensor> expected;
-    for (const fs::path& file : sorted_entries(set, "output_"))
+    for (const fs::path& file : sorted_entries(data, "output_"))
       expected.push_back(read_tensor_file(file.string()).tensor);
     std::vector<Tensor> outputs;
     try {
-      outputs = run_graph(graph, inputs);
+      outputs = executor->run(inputs);
     } catch (const Error& e) {
-      return {CaseResult::kFailed, set.filename().string() + ": " + e.what()};
+      return {CaseResult::kFailed, data.filename().string() + ": " + e.what()};
     }
     if (outputs.size() != expected.size())
       return {CaseResult::kFailed, fmt::format("{} outputs, {} expected", outputs.size(), expected.size())};
     for (size_t i = 0; i < outputs.size(); ++i) {
       const TensorDifference d = compare_tensors(outputs[i], expected[i], 1e-3, 1e-7);
       if (d.mismatches > 0)
-        failures += fmt::format("{} output {} {}: {}; ", set.filename().string(), i,
+        failures += fmt::format("{} output {} {}: {}; ", data.filename().string(), i,
                                 shape_to_string(expected[i].shape()), d.describe());
     }
   }
-  if (!failures.empty()) return {CaseResult::kFailed, failures};
-  return {};
+  if (!failures.empty()) return {CaseResult::kFailed, failures, fast_nodes};
+  return {.kind = CaseResult::kPassed, .reason = {}, .fast_nodes = fast_nodes};
 }
 
 // The reason without case-specific detail, for the summary's tally.
@@ -86,23 +100,28 @@ std::string reason_kind(const std::string& reason) {
   return colon == std::string::npos ? reason : reason.substr(0, colon) + ": " + reason.substr(colon + 2, 40);
 }
 
-TEST(OnnxConformance, NodeTestsPass) {
+// Runs every case with `set`; returns the names of the passed ones.
+std::set<std::string> conformance(KernelSet set) {
   const fs::path root = node_test_dir();
-  if (!fs::is_directory(root)) GTEST_SKIP() << root << " not found (Debian package libonnx-testdata)";
   std::vector<fs::path> cases;
   for (const auto& entry : fs::directory_iterator(root))
     if (fs::exists(entry.path() / "model.onnx")) cases.push_back(entry.path());
   std::sort(cases.begin(), cases.end());
 
-  int passed = 0, skipped = 0, failed = 0;
+  int passed = 0, skipped = 0, failed = 0, with_fast = 0;
+  std::set<std::string> passed_names;
   std::map<std::string, int> tally;
-  std::ofstream skipped_file(fs::path(MEMLEDGER_BINARY_DIR) / "onnx_conformance_skipped.txt");
+  const std::string skipped_name =
+      set == KernelSet::kReference ? "onnx_conformance_skipped.txt" : "onnx_conformance_skipped_fast.txt";
+  std::ofstream skipped_file(fs::path(MEMLEDGER_BINARY_DIR) / skipped_name);
   skipped_file << "# ONNX node test cases the interpreter skips, and why (generated by onnx_conformance_test)\n";
   for (const fs::path& dir : cases) {
-    const CaseResult r = run_case(dir);
+    const CaseResult r = run_case(dir, set);
     const std::string name = dir.filename().string();
     if (r.kind == CaseResult::kPassed) {
       ++passed;
+      with_fast += r.fast_nodes > 0 ? 1 : 0;
+      passed_names.insert(name);
     } else if (r.kind == CaseResult::kSkipped) {
       ++skipped;
       ++tally[reason_kind(r.reason)];
@@ -118,10 +137,32 @@ TEST(OnnxConformance, NodeTestsPass) {
   std::string summary;
   for (size_t i = 0; i < std::min<size_t>(10, top.size()); ++i)
     summary += fmt::format("  {:4} {}\n", top[i].first, top[i].second);
-  std::printf("ONNX node tests: %d passed, %d skipped, %d failed (of %zu); skipped list in %s\ntop skip reasons:\n%s",
-              passed, skipped, failed, cases.size(),
-              (fs::path(MEMLEDGER_BINARY_DIR) / "onnx_conformance_skipped.txt").c_str(), summary.c_str());
+  std::printf(
+      "ONNX node tests, %s kernels: %d passed (%d through fast kernels), %d skipped, %d failed (of %zu); skipped "
+      "list in %s\ntop skip reasons:\n%s",
+      std::string(kernel_set_name(set)).c_str(), passed, with_fast, skipped, failed, cases.size(),
+      (fs::path(MEMLEDGER_BINARY_DIR) / skipped_name).c_str(), summary.c_str());
   EXPECT_GE(passed, 200) << "far fewer cases ran than before: is the importer refusing them?";
+  if (set == KernelSet::kFast) {
+    EXPECT_GE(with_fast, 100) << "few cases ran a fast kernel";
+  }
+  return passed_names;
+}
+
+TEST(OnnxConformance, NodeTestsPass) {
+  if (!fs::is_directory(node_test_dir()))
+    GTEST_SKIP() << node_test_dir() << " not found (Debian package libonnx-testdata)";
+  conformance(KernelSet::kReference);
+}
+
+// Every case the reference passes, the fast set passes too (and it may pass more: the
+// reference has no ConvTranspose).
+TEST(OnnxConformance, NodeTestsPassWithFastKernels) {
+  if (!fs::is_directory(node_test_dir()))
+    GTEST_SKIP() << node_test_dir() << " not found (Debian package libonnx-testdata)";
+  const std::set<std::string> fast = conformance(KernelSet::kFast);
+  const std::set<std::string> reference = conformance(KernelSet::kReference);
+  for (const std::string& name : reference) EXPECT_TRUE(fast.count(name)) << name << " passes only with the reference";
 }
 
 }  // namespace

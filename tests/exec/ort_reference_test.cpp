@@ -1,5 +1,6 @@
 // Every corpus model (both BatchNorm variants) runs in memledger and in onnxruntime
-// (tests/ort/run_model.mjs, one thread) on the corpus's seeded input; the outputs must
+// (tests/ort/run_model.mjs, one thread) on the corpus's seeded input, memledger with each
+// kernel set (fast: oneDNN where it takes a node; reference); the outputs must
 // agree within 1e-3 × max|onnxruntime output|: float32 reassociation (another GEMM, folded
 // BatchNorm) moves the last bits, a wrong kernel moves far more. Needs the corpus
 // (`cmake --build B --target corpus`) and onnxruntime-node (`npm ci --ignore-scripts` in
@@ -15,6 +16,7 @@
 #include "corpus.h"
 #include "memledger/core/error.h"
 #include "memledger/exec/compare.h"
+#include "memledger/exec/executor.h"
 #include "memledger/exec/interpreter.h"
 #include "memledger/exec/tensor_file.h"
 #include "memledger/onnx/import.h"
@@ -52,28 +54,34 @@ TEST(OrtReference, CorpusModelsMatchOnnxruntime) {
         ++not_imported;
         continue;
       }
-      const auto start = std::chrono::steady_clock::now();
-      const std::vector<Tensor> ours = run_graph(graph, std::vector<Tensor>{input});
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-
       const fs::path out = work / file;
       fs::remove_all(out);
       const std::string command = "node " + quote(script.string()) + " " + quote((corpus / file).string()) + " " +
                                   quote(out.string()) + " " +
                                   quote(entry.at("input_name").get<std::string>() + "=" + input_file);
       ASSERT_EQ(std::system(command.c_str()), 0) << command;
-      ASSERT_EQ(ours.size(), graph.outputs().size());
-      for (size_t i = 0; i < ours.size(); ++i) {
-        const std::string output = graph.value(graph.outputs()[i]).name;
-        const Tensor theirs = read_tensor_file((out / (output + ".npy")).string()).tensor;
-        const TensorDifference d = compare_tensors(ours[i], theirs, 0, 0);
-        ASSERT_TRUE(d.same_shape) << file << " output " << output;
-        const bool ok = d.max_abs <= kRelativeTolerance * d.max_ref;
-        std::printf("%-30s %-8s max|diff| %.3g  max|diff|/max|ort| %.3g  max rel %.3g  (memledger %.0f ms)%s\n",
-                    file.c_str(), output.c_str(), d.max_abs, d.max_abs / std::max(d.max_ref, 1e-30), d.max_rel, ms,
-                    ok ? "" : "  TOO FAR");
-        EXPECT_TRUE(ok) << file << " output " << output << ": " << d.describe();
-        ++compared;
+      for (KernelSet set : {KernelSet::kFast, KernelSet::kReference}) {
+        const auto start = std::chrono::steady_clock::now();
+        Executor executor(graph, {.kernels = set});
+        const std::vector<Tensor> ours = executor.run(std::vector<Tensor>{input});
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        if (set == KernelSet::kFast) {
+          EXPECT_GT(executor.fast_node_count(), 0) << file << ": " << executor.summary();
+        }
+        ASSERT_EQ(ours.size(), graph.outputs().size());
+        for (size_t i = 0; i < ours.size(); ++i) {
+          const std::string output = graph.value(graph.outputs()[i]).name;
+          const Tensor theirs = read_tensor_file((out / (output + ".npy")).string()).tensor;
+          const TensorDifference d = compare_tensors(ours[i], theirs, 0, 0);
+          ASSERT_TRUE(d.same_shape) << file << " output " << output;
+          const bool ok = d.max_abs <= kRelativeTolerance * d.max_ref;
+          std::printf("%-30s %-9s %-8s max|diff| %.3g  max|diff|/max|ort| %.3g  max rel %.3g  (memledger %.0f ms)%s\n",
+                      file.c_str(), std::string(kernel_set_name(set)).c_str(), output.c_str(), d.max_abs,
+                      d.max_abs / std::max(d.max_ref, 1e-30), d.max_rel, ms, ok ? "" : "  TOO FAR");
+          EXPECT_TRUE(ok) << file << " (" << kernel_set_name(set) << " kernels) output " << output << ": "
+                          << d.describe();
+          ++compared;
+        }
       }
     }
   }

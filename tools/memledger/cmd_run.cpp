@@ -2,21 +2,26 @@
 // files (.pb or .npy) or on seeded random ones, prints each output's summary, optionally
 // writes the outputs and compares them with another model run on the same inputs. With
 // --arena it also plans the model and runs it again inside the planned arena with guards
-// (exec/arena_run), which must give bit-identical outputs.
+// (exec/arena_run), which must give bit-identical outputs. --kernels picks the kernel set
+// (fast: oneDNN where it takes a node), --threads its threads, --repeat times N runs.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <numeric>
 
 #include "commands.h"
 #include "device_option.h"
 #include "memledger/core/error.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/compare.h"
+#include "memledger/exec/executor.h"
 #include "memledger/exec/interpreter.h"
+#include "memledger/exec/planned_arena.h"
 #include "memledger/exec/tensor_file.h"
 #include "memledger/onnx/import.h"
 #include "memledger/plan/memory_plan.h"
@@ -40,7 +45,31 @@ struct RunCommandOptions {
   bool arena = false;
   std::string device;
   std::string schedule = "model";
+  std::string kernels = "fast";
+  int threads = 1;
+  int repeat = 0;
+  bool no_prepack = false;
 };
+
+ExecOptions exec_options(const RunCommandOptions& o) {
+  return {.kernels = *parse_kernel_set(o.kernels), .threads = o.threads, .prepack_weights = !o.no_prepack};
+}
+
+// Median and spread of `repeat` timed runs after one warm-up, onnxruntime perf-tool style.
+void print_repeat(const std::string& what, int repeat, const std::function<void()>& once) {
+  once();  // warm-up
+  std::vector<double> ms;
+  for (int i = 0; i < repeat; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    once();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  const double median = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+  const double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
+  fmt::print("{}: {} runs after a warm-up: median {:.3f} ms, min {:.3f}, max {:.3f}, mean {:.3f}\n", what, repeat,
+             median, ms.front(), ms.back(), mean);
+}
 
 bool same_file(const fs::path& a, const fs::path& b) {
   std::error_code ec;
@@ -68,9 +97,10 @@ std::string summary(const Tensor& t) {
   return fmt::format("min {:.6g}, max {:.6g}, mean {:.6g}", lo, hi, sum / static_cast<double>(t.elements()));
 }
 
-std::vector<Tensor> timed_run(const Graph& graph, const std::vector<Tensor>& inputs, double& ms) {
+std::vector<Tensor> timed_run(const Graph& graph, const std::vector<Tensor>& inputs, double& ms,
+                              const ExecOptions& exec) {
   const auto start = std::chrono::steady_clock::now();
-  std::vector<Tensor> out = run_graph(graph, inputs);
+  std::vector<Tensor> out = run_graph(graph, inputs, {.kernels = exec.kernels, .threads = exec.threads});
   ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
@@ -125,13 +155,15 @@ bool arena_run(const Graph& graph, const RunCommandOptions& o, const std::vector
     fmt::print("memory-aware order ({}{}): peak-live {} B against {} B in the model's order\n", s.method,
                s.optimal ? ", optimal" : "", s.peak_live_bytes, s.model_order_peak_bytes);
   }
-  const MemoryPlan plan = plan_memory(reordered, profile);
+  const ExecOptions exec = exec_options(o);
+  const MemoryPlan plan = plan_for_kernels(reordered, profile, exec);
+  Executor executor(reordered, exec);
   const auto start = std::chrono::steady_clock::now();
-  const ArenaRunReport r = run_in_arena(reordered, plan, inputs, outputs);
+  const ArenaRunReport r = run_in_arena(executor, reordered, plan, inputs, outputs);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  fmt::print("arena run on '{}'{}: {} placement{}, {:.1f} ms\n", profile.name,
+  fmt::print("arena run on '{}'{}: {} placement{}, {} kernels, {:.1f} ms\n", profile.name,
              given.storage ? fmt::format(" (planned with the model's dtypes, not {})", dtype_name(*given.storage)) : "",
-             plan.algorithm, plan.optimal ? " (optimal)" : "", ms);
+             plan.algorithm, plan.optimal ? " (optimal)" : "", kernel_set_name(exec.kernels), ms);
   fmt::print("  arena {} B, peak-live {} B, arena / peak-live {:.3f}, guards {} B at each end\n", r.arena_bytes,
              r.peak_live_bytes, r.ratio(), ArenaBufferProvider::kGuardBytes);
   fmt::print("  guard violations: {}\n", r.violations.size());
@@ -146,6 +178,13 @@ bool arena_run(const Graph& graph, const RunCommandOptions& o, const std::vector
   if (r.failure.empty() && r.differing_outputs.empty())
     fmt::print("  outputs: bit-identical to the ordinary run ({} of {})\n", outputs.size(), outputs.size());
   for (const std::string& d : r.differing_outputs) fmt::print("  output {} from the ordinary run\n", d);
+  if (o.repeat > 0 && r.clean()) {
+    // The same kernels at the same planned offsets, without the guard checks.
+    PlannedArena arena(reordered, plan);
+    std::vector<Tensor> scratch = executor.make_outputs();
+    print_repeat("arena latency (planned offsets, no guards)", o.repeat,
+                 [&] { executor.run_into(inputs, scratch, arena); });
+  }
   return r.clean();
 }
 
@@ -154,9 +193,19 @@ void run_command(const RunCommandOptions& o, int& exit_code) {
   std::vector<fs::path> input_files{o.model.path};
   const std::vector<Tensor> inputs = load_inputs(graph, o, input_files);
 
+  const ExecOptions exec = exec_options(o);
   double ms = 0;
-  const std::vector<Tensor> outputs = timed_run(graph, inputs, ms);
-  fmt::print("ran {} nodes in {:.1f} ms\n", graph.order().size(), ms);
+  const std::vector<Tensor> outputs = timed_run(graph, inputs, ms, exec);
+  fmt::print("ran {} nodes in {:.1f} ms (with preparation)\n", graph.order().size(), ms);
+  {
+    Executor executor(graph, exec);
+    fmt::print("kernels: {}\n", executor.summary());
+    if (o.repeat > 0) {
+      HeapBufferProvider heap;
+      std::vector<Tensor> scratch = executor.make_outputs();
+      print_repeat("latency", o.repeat, [&] { executor.run_into(inputs, scratch, heap); });
+    }
+  }
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Value& v = graph.value(graph.outputs()[i]);
     fmt::print("output '{}': {} {}: {}\n", v.name, dtype_name(v.dtype), shape_to_string(v.shape), summary(outputs[i]));
@@ -183,7 +232,7 @@ void run_command(const RunCommandOptions& o, int& exit_code) {
       other_inputs.push_back(it->second);
     }
     double other_ms = 0;
-    const std::vector<Tensor> reference = timed_run(other, other_inputs, other_ms);
+    const std::vector<Tensor> reference = timed_run(other, other_inputs, other_ms, exec);
     if (reference.size() != outputs.size())
       fail("--compare {}: {} outputs, {} has {}", o.compare, reference.size(), o.model.path, outputs.size());
     fmt::print("compare with {} ({:.1f} ms), tolerance {:g}:\n", o.compare, other_ms, o.tolerance);
@@ -224,7 +273,7 @@ void run_command(const RunCommandOptions& o, int& exit_code) {
 }  // namespace
 
 void register_run(CLI::App& app, int& exit_code) {
-  auto* command = app.add_subcommand("run", "run a model in the reference interpreter, on files or seeded inputs");
+  auto* command = app.add_subcommand("run", "run a model (fast or reference kernels), on files or seeded inputs");
   auto options = std::make_shared<RunCommandOptions>();
   add_model_options(command, options->model);
   command->add_option("--input", options->inputs, "a graph input from a file, NAME=FILE (.pb or .npy; repeatable)");
@@ -245,6 +294,20 @@ void register_run(CLI::App& app, int& exit_code) {
       "--arena", options->arena,
       "also plan the model and run it inside the planned arena with guard bytes; exit code 4 when a guard breaks or "
       "an output is not bit-identical");
+  command->add_option("--kernels", options->kernels, "fast (oneDNN where it takes a node) or reference")
+      ->check(CLI::IsMember({"fast", "reference"}))
+      ->capture_default_str();
+  command->add_option("--threads", options->threads, "threads of the fast kernels")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  command->add_flag("--no-prepack", options->no_prepack,
+                    "fast kernels: reorder blocked weights on every run into the declared workspace instead of "
+                    "holding a reordered copy");
+  command
+      ->add_option("--repeat", options->repeat,
+                   "time N runs after a warm-up and print their median and spread (with --arena: inside the "
+                   "arena too)")
+      ->check(CLI::Range(1, 1000000));
   add_device_option(command, options->device, "host");
   command->get_option("--device")->needs(arena);
   command

@@ -10,6 +10,7 @@
 #include "memledger/core/tensor.h"
 #include "memledger/device/profile.h"
 #include "memledger/exec/arena_provider.h"
+#include "memledger/exec/executor.h"
 #include "memledger/ir/graph.h"
 #include "memledger/plan/memory_plan.h"
 
@@ -39,12 +40,25 @@ struct ArenaRunReport {
 // interpreter computes in them.
 DeviceProfile with_model_dtypes(DeviceProfile profile);
 
-// Runs `graph` on `inputs` inside `plan` and compares with `reference`, the outputs of an
-// ordinary run on the same inputs. Errors of the inputs themselves propagate (as from
-// run_graph); an error inside the arena run is reported in `failure`.
+// Plans `graph` for the kernels `exec` runs: their contracts (the fast set's workspaces are
+// oneDNN's scratchpads and reorder buffers) instead of the reference kernels' that
+// plan_memory reads by default.
+MemoryPlan plan_for_kernels(const Graph& graph, const DeviceProfile& profile, const ExecOptions& exec,
+                            const PlanOptions& options = {}, const PlacementOptions& placement = {});
+
+// Runs `graph` on `inputs` inside `plan` with the kernels of `exec` and compares with
+// `reference`, the outputs of an ordinary run with the same kernels on the same inputs.
+// The plan must be made for those kernels (plan_memory: the reference set; plan_for_kernels
+// for any). Errors of the inputs themselves propagate (as from run_graph); an error inside
+// the arena run is reported in `failure`.
 ArenaRunReport run_in_arena(const Graph& graph, const MemoryPlan& plan, const std::vector<Tensor>& inputs,
-                            const std::vector<Tensor>& reference);
+                            const std::vector<Tensor>& reference,
+                            const ExecOptions& exec = {.kernels = KernelSet::kReference, .threads = 1});
 // The same, with the ordinary run made here.
-ArenaRunReport run_in_arena(const Graph& graph, const MemoryPlan& plan, const std::vector<Tensor>& inputs);
+ArenaRunReport run_in_arena(const Graph& graph, const MemoryPlan& plan, const std::vector<Tensor>& inputs,
+                            const ExecOptions& exec = {.kernels = KernelSet::kReference, .threads = 1});
+// The same on a prepared executor (its kernels and threads), for repeated runs.
+ArenaRunReport run_in_arena(Executor& executor, const Graph& graph, const MemoryPlan& plan,
+                            const std::vector<Tensor>& inputs, const std::vector<Tensor>& reference);
 
 }  // namespace memledger

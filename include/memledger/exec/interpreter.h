@@ -12,6 +12,7 @@
 
 #include "memledger/core/tensor.h"
 #include "memledger/exec/buffer_provider.h"
+#include "memledger/exec/kernel_set.h"
 #include "memledger/ir/graph.h"
 
 namespace memledger {
@@ -21,14 +22,18 @@ struct RunOptions {
   BufferProvider* provider = nullptr;
   // Called after each node ran and before its inputs are released (e.g. to check guards).
   std::function<void(NodeId)> after_node;
+  // The fast set (oneDNN where it takes a node) unless asked otherwise; threads for it.
+  KernelSet kernels = KernelSet::kFast;
+  int threads = 1;
 };
 
-// The reason `node` cannot run here (unsupported operator, dtype or attribute), or empty.
+// The reason `node` cannot run with the reference kernels (unsupported operator, dtype or
+// attribute), or empty. (The fast set: unsupported_reason(graph, node, set) in executor.h.)
 std::string unsupported_reason(const Graph& graph, NodeId node);
 
-// Runs `graph` on `inputs` (one per graph input, in graph.inputs() order) and returns its
-// outputs in graph.outputs() order. A missing input or one of the wrong dtype or shape, or
-// an unsupported node, is an Error naming the input or node; nothing runs then.
+// Runs `graph` on `inputs` with a fresh Executor (exec/executor.h prepares once, for many runs) (one per graph input,
+// in graph.inputs() order) and returns its outputs in graph.outputs() order. A missing input or one of the wrong dtype
+// or shape, or an unsupported node, is an Error naming the input or node; nothing runs then.
 std::vector<Tensor> run_graph(const Graph& graph, const std::vector<Tensor>& inputs, const RunOptions& options = {});
 
 // The same, with inputs by name; an input name the graph does not have is an Error.

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,10 @@ struct PlanOptions {
   bool donate_inputs = false;
   // Allow in-place reuse at all; off gives the no-reuse figures.
   bool in_place = true;
+  // Where each node's contract comes from; empty: the op table (op_contract). The kernel
+  // set that will run the plan supplies its own (exec's contract_source: the fast set's
+  // workspaces are oneDNN's scratchpads and reorder buffers).
+  std::function<KernelContract(const Graph&, NodeId, const DeviceProfile&)> contracts;
 };
 
 struct LiveBuffer {

@@ -1,0 +1,372 @@
+#include "memledger/exec/executor.h"
+
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "exec/fast/prepared_node.h"
+#include "kernel.h"
+#include "memledger/device/tensor_layout.h"
+#include "memledger/ir/op_table.h"
+
+namespace memledger {
+namespace {
+
+const DeviceProfile& host_profile() {
+  static const DeviceProfile profile = builtin_profile("host");
+  return profile;
+}
+
+int64_t dense_bytes(const Value& v) { return element_count(v.shape, v.name) * host_element_bytes(v.dtype); }
+
+int64_t buffer_bytes(const Value& v) {
+  const int64_t bytes = tensor_layout(host_profile(), v.shape, v.dtype, v.roles).bytes();
+  ML_CHECK(bytes >= dense_bytes(v), "host layout of '{}' smaller than its elements", v.name);
+  return bytes;
+}
+
+std::string supported_dtype_reason(const Value& v) {
+  if (v.dtype == DType::kInt4 || v.dtype == DType::kUInt4)
+    return fmt::format("value '{}' is {} (the interpreter holds no packed types)", v.name, dtype_name(v.dtype));
+  return {};
+}
+
+std::string dtype_reason(const Graph& graph, const Node& node) {
+  for (const auto& list : {node.inputs, node.outputs})
+    for (ValueId v : list)
+      if (v.valid())
+        if (auto why = supported_dtype_reason(graph.value(v)); !why.empty()) return why;
+  return {};
+}
+
+std::string reference_reason(const Graph& graph, const Node& node) {
+  const exec::Kernel* kernel = exec::find_kernel(node);
+  if (!kernel) return fmt::format("operator {} has no kernel: memledger can plan it but not run it", op_name(node));
+  if (auto why = dtype_reason(graph, node); !why.empty()) return why;
+  try {
+    return kernel->check(graph, node);
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+// The fast kernel of a node when the fast set takes it: the reference kernel's own check
+// (training modes, attributes it refuses) holds for the fast kernel too.
+std::unique_ptr<exec::fast::PreparedNode> prepare_fast(const Graph& graph, const Node& node,
+                                                       const exec::fast::PrepareOptions& options, std::string& why) {
+  if (!exec::fast::has_fast_kernel(node)) return nullptr;
+  if (why = dtype_reason(graph, node); !why.empty()) return nullptr;
+  if (const exec::Kernel* kernel = exec::find_kernel(node)) {
+    try {
+      why = kernel->check(graph, node);
+    } catch (const Error& e) {
+      why = e.what();
+    }
+    if (!why.empty()) return nullptr;
+  }
+  return exec::fast::prepare(graph, node, options, why);
+}
+
+KernelContract reference_contract(const Graph& graph, NodeId id, const DeviceProfile& profile) {
+  return op_contract(graph, id, profile);
+}
+
+}  // namespace
+
+std::string_view kernel_set_name(KernelSet set) { return set == KernelSet::kFast ? "fast" : "reference"; }
+
+std::optional<KernelSet> parse_kernel_set(std::string_view text) {
+  if (text == "fast") return KernelSet::kFast;
+  if (text == "reference") return KernelSet::kReference;
+  return std::nullopt;
+}
+
+ContractSource contract_source(const ExecOptions& exec) {
+  if (exec.kernels == KernelSet::kReference) return reference_contract;
+  const exec::fast::PrepareOptions options{
+      .threads = exec.threads, .prepack_weights = exec.prepack_weights, .contract_only = true};
+  return [options](const Graph& graph, NodeId id, const DeviceProfile& profile) {
+    const Node& node = graph.node(id);
+    std::string why;
+    auto fast = prepare_fast(graph, node, options, why);
+    if (!fast) return reference_contract(graph, id, profile);
+    KernelContract contract;
+    contract.workspace_bytes = fast->workspace_bytes();
+    // The fast kernels keep the op table's in-place promises (elementwise ones write each
+    // element after reading it; the others promise none).
+    if (op_is_known(node, profile)) contract.overwritable_inputs = op_contract(graph, id, profile).overwritable_inputs;
+    return contract;
+  };
+}
+
+std::string unsupported_reason(const Graph& graph, NodeId id, KernelSet set) {
+  const Node& node = graph.node(id);
+  if (set == KernelSet::kFast) {
+    std::string why;
+    if (prepare_fast(graph, node, {.threads = 1, .prepack_weights = true, .contract_only = true}, why)) return {};
+  }
+  return reference_reason(graph, node);
+}
+
+std::string unsupported_reason(const Graph& graph, NodeId id) { return reference_reason(graph, graph.node(id)); }
+
+struct Executor::State {
+  const Graph& graph;
+  ExecOptions options;
+  struct Step {
+    NodeId id;
+    const exec::Kernel* reference = nullptr;
+    std::unique_ptr<exec::fast::PreparedNode> fast;
+    int64_t workspace_bytes = 0;
+    exec::KernelContext ctx;
+    std::vector<ValueId> release_after;  // values whose last reader (or producer) this step is
+  };
+  std::vector<Step> steps;
+  std::vector<ValueId> release_at_start;      // graph inputs nothing reads
+  std::vector<std::span<std::byte>> buffers;  // by value index
+  std::vector<uint8_t> held;                  // by value index: the provider holds a buffer
+  std::vector<int64_t> bytes;                 // by value index: the host layout's bytes
+  std::string summary;
+};
+
+Executor::Executor(const Graph& graph, ExecOptions options)
+    : state_(std::make_unique<State>(State{.graph = graph, .options = options})) {
+  State& s = *state_;
+  if (options.threads < 1) fail("threads must be at least 1, got {}", options.threads);
+  for (ValueId id : graph.inputs())
+    if (auto why = supported_dtype_reason(graph.value(id)); !why.empty())
+      fail("input '{}': {}", graph.value(id).name, why);
+  const auto& order = graph.order();
+  const int end_step = static_cast<int>(order.size());
+  std::map<std::string, int> reference_ops;
+  int fast_count = 0;
+  for (NodeId id : order) {
+    const Node& node = graph.node(id);
+    State::Step step{.id = id,
+                     .reference = nullptr,
+                     .fast = nullptr,
+                     .workspace_bytes = 0,
+                     .ctx = {.graph = graph, .node = node, .inputs = {}, .outputs = {}, .workspace = {}},
+                     .release_after = {}};
+    std::string why;
+    if (options.kernels == KernelSet::kFast)
+      step.fast = prepare_fast(
+          graph, node, {.threads = options.threads, .prepack_weights = options.prepack_weights, .contract_only = false},
+          why);
+    if (step.fast) {
+      step.workspace_bytes = step.fast->workspace_bytes();
+      ++fast_count;
+    } else {
+      if (auto reason = reference_reason(graph, node); !reason.empty()) fail("node {}: {}", node.label(), reason);
+      step.reference = exec::find_kernel(node);
+      step.workspace_bytes = op_contract(graph, id, host_profile()).workspace_bytes;
+      ++reference_ops[node.op];
+    }
+    for (ValueId v : node.inputs) {
+      exec::InputView view;
+      if (v.valid()) {
+        const Value& value = graph.value(v);
+        view.dtype = value.dtype;
+        view.shape = value.shape;
+      }
+      step.ctx.inputs.push_back(std::move(view));
+    }
+    for (ValueId v : node.outputs) {
+      exec::OutputView view;
+      if (v.valid()) {
+        view.dtype = graph.value(v).dtype;
+        view.shape = graph.value(v).shape;
+      }
+      step.ctx.outputs.push_back(std::move(view));
+    }
+    s.steps.push_back(std::move(step));
+  }
+
+  // When each value is released: after its last reader; graph outputs at the end.
+  std::vector<int> last_use(graph.value_count(), -2);  // -2: never read
+  for (int step = 0; step < end_step; ++step)
+    for (ValueId v : graph.node(order[step]).inputs)
+      if (v.valid()) last_use[v.index] = step;
+  for (ValueId v : graph.outputs()) last_use[v.index] = end_step;
+  for (ValueId v : graph.inputs())
+    if (last_use[v.index] < 0) s.release_at_start.push_back(v);
+  for (int step = 0; step < end_step; ++step) {
+    const Node& node = graph.node(order[step]);
+    std::set<ValueId> done(node.inputs.begin(), node.inputs.end());
+    done.insert(node.outputs.begin(), node.outputs.end());
+    for (ValueId v : done)
+      if (v.valid() && !graph.value(v).is_constant() && last_use[v.index] <= step)
+        s.steps[step].release_after.push_back(v);
+  }
+  s.buffers.resize(graph.value_count());
+  s.held.resize(graph.value_count(), 0);
+  s.bytes.resize(graph.value_count(), 0);
+  for (size_t i = 0; i < graph.value_count(); ++i) {
+    const Value& v = graph.value(ValueId{static_cast<int32_t>(i)});
+    if (!v.is_constant() && supported_dtype_reason(v).empty()) s.bytes[i] = buffer_bytes(v);
+  }
+
+  const int total = static_cast<int>(order.size());
+  if (options.kernels == KernelSet::kReference) {
+    s.summary = fmt::format("reference kernels on all {} nodes", total);
+  } else {
+    std::string others;
+    for (const auto& [op, count] : reference_ops)
+      others += fmt::format("{}{} {}", others.empty() ? "" : ", ", op, count);
+    s.summary = fmt::format("fast kernels (oneDNN, {} thread{}) on {} of {} nodes{}", options.threads,
+                            options.threads == 1 ? "" : "s", fast_count, total,
+                            others.empty() ? "" : fmt::format(", reference on {} ({})", total - fast_count, others));
+    int64_t packed = 0;
+    for (const auto& step : s.steps) packed += step.fast ? step.fast->prepacked_bytes() : 0;
+    s.summary += options.prepack_weights ? fmt::format("; weights prepacked once: {} B held outside the plan", packed)
+                                         : std::string("; weights reordered on every run, in the declared workspaces");
+  }
+}
+
+Executor::~Executor() = default;
+
+const ExecOptions& Executor::options() const { return state_->options; }
+
+KernelSet Executor::kernel_set_of(NodeId node) const {
+  for (const auto& step : state_->steps)
+    if (step.id == node) return step.fast ? KernelSet::kFast : KernelSet::kReference;
+  fail("node #{} is not in the execution order", node.index);
+}
+
+int Executor::fast_node_count() const {
+  int n = 0;
+  for (const auto& step : state_->steps) n += step.fast ? 1 : 0;
+  return n;
+}
+
+std::string Executor::summary() const { return state_->summary; }
+
+int64_t Executor::prepacked_bytes() const {
+  int64_t bytes = 0;
+  for (const auto& step : state_->steps) bytes += step.fast ? step.fast->prepacked_bytes() : 0;
+  return bytes;
+}
+
+std::vector<Tensor> Executor::make_outputs() const {
+  std::vector<Tensor> outputs;
+  for (ValueId id : state_->graph.outputs()) {
+    const Value& v = state_->graph.value(id);
+    outputs.push_back(v.is_constant() ? *v.constant : Tensor(v.dtype, v.shape));
+  }
+  return outputs;
+}
+
+std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, BufferProvider* provider,
+                                  const std::function<void(NodeId)>& after_node) {
+  std::vector<Tensor> outputs = make_outputs();
+  HeapBufferProvider heap;
+  run_into(inputs, outputs, provider ? *provider : heap, after_node);
+  return outputs;
+}
+
+void Executor::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs, BufferProvider& provider,
+                        const std::function<void(NodeId)>& after_node) {
+  State& s = *state_;
+  const Graph& graph = s.graph;
+  const auto& graph_inputs = graph.inputs();
+  if (inputs.size() != graph_inputs.size())
+    fail("the graph has {} inputs, {} given", graph_inputs.size(), inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value& v = graph.value(graph_inputs[i]);
+    if (inputs[i].dtype() != v.dtype || inputs[i].shape() != v.shape)
+      fail("input '{}': expected {} {}, got {} {}", v.name, dtype_name(v.dtype), shape_to_string(v.shape),
+           dtype_name(inputs[i].dtype()), shape_to_string(inputs[i].shape()));
+  }
+  ML_CHECK(outputs.size() == graph.outputs().size(), "{} output tensors for {} graph outputs", outputs.size(),
+           graph.outputs().size());
+  if (s.options.kernels == KernelSet::kFast) exec::fast::set_threads(s.options.threads);
+
+  auto take = [&](ValueId v) {
+    const Value& value = graph.value(v);
+    auto buffer = provider.value_buffer(v, s.bytes[v.index]);
+    ML_CHECK(static_cast<int64_t>(buffer.size()) >= dense_bytes(value), "provider gave a short buffer for '{}'",
+             value.name);
+    s.buffers[v.index] = buffer;
+    s.held[v.index] = 1;
+    return buffer;
+  };
+  auto release = [&](ValueId v) {
+    if (!s.held[v.index]) return;
+    provider.release(v);
+    s.held[v.index] = 0;
+  };
+  // On an error midway, everything the provider still holds goes back.
+  struct ReleaseAll {
+    State& s;
+    BufferProvider& provider;
+    bool armed = true;
+    ~ReleaseAll() {
+      if (!armed) return;
+      for (size_t i = 0; i < s.held.size(); ++i)
+        if (s.held[i]) {
+          provider.release(ValueId{static_cast<int32_t>(i)});
+          s.held[i] = 0;
+        }
+    }
+  } guard{s, provider};
+
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto buffer = take(graph_inputs[i]);
+    if (!inputs[i].bytes().empty()) std::memcpy(buffer.data(), inputs[i].bytes().data(), inputs[i].bytes().size());
+  }
+  for (ValueId v : s.release_at_start) release(v);
+
+  static const std::byte empty_input{};
+  static std::byte empty_output{};
+  for (State::Step& step : s.steps) {
+    const Node& node = graph.node(step.id);
+    exec::KernelContext& ctx = step.ctx;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const ValueId v = node.inputs[i];
+      if (!v.valid()) continue;
+      const Value& value = graph.value(v);
+      const std::byte* data = nullptr;
+      if (value.is_constant()) {
+        data = value.constant->bytes().data();
+      } else {
+        ML_CHECK(s.held[v.index], "node {} reads '{}' before it is computed", node.label(), value.name);
+        data = s.buffers[v.index].data();
+      }
+      // An empty tensor still counts as present.
+      ctx.inputs[i].data = data ? data : &empty_input;
+    }
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      const ValueId v = node.outputs[i];
+      if (!v.valid()) continue;
+      auto buffer = take(v);
+      ctx.outputs[i].data = buffer.data() ? buffer.data() : &empty_output;
+    }
+    ctx.workspace = {};
+    if (step.workspace_bytes > 0) {
+      ctx.workspace = provider.workspace(step.id, step.workspace_bytes);
+      ML_CHECK(static_cast<int64_t>(ctx.workspace.size()) == step.workspace_bytes,
+               "provider gave node {} a workspace of the wrong size", node.label());
+    }
+    if (step.fast)
+      step.fast->run(ctx);
+    else
+      step.reference->run(ctx);
+    if (after_node) after_node(step.id);
+    if (step.workspace_bytes > 0) provider.release_workspace(step.id);
+    for (ValueId v : step.release_after) release(v);
+  }
+
+  for (size_t i = 0; i < graph.outputs().size(); ++i) {
+    const ValueId id = graph.outputs()[i];
+    const Value& v = graph.value(id);
+    if (v.is_constant()) continue;
+    ML_CHECK(s.held[id.index], "graph output '{}' was never computed", v.name);
+    ML_CHECK(outputs[i].dtype() == v.dtype && outputs[i].shape() == v.shape, "output tensor {} has the wrong shape", i);
+    if (!outputs[i].bytes().empty())
+      std::memcpy(outputs[i].bytes().data(), s.buffers[id.index].data(), outputs[i].bytes().size());
+  }
+  for (ValueId id : graph.outputs()) release(id);
+  guard.armed = false;
+}
+
+}  // namespace memledger

@@ -1,0 +1,822 @@
+// The fast kernels: Conv (grouped and depthwise), ConvTranspose, MatMul, Gemm, pooling,
+// BatchNormalization, Softmax, Concat, Transpose, ReduceMean, binary arithmetic and the
+// common activations on oneDNN, plus reshape-like copies. Activations stay in the host
+// profile's layout (row-major NCHW); where a primitive prefers a blocked format, the input,
+// weights and output are reordered through workspace regions the contract declares.
+// Implementations that allocate on their own (oneDNN's gemm-based ones pack through
+// malloc) are refused, as are the slow reference ones: then the reference kernel runs.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+
+#include "exec/fast/dnnl_node.h"
+
+namespace memledger::exec::fast {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+using dt = dnnl::memory::data_type;
+using Args = std::vector<std::pair<int, memory>>;
+
+// Thrown inside preparation when the fast set does not take this node.
+struct NotFast {
+  std::string why;
+};
+
+[[noreturn]] void not_fast(std::string why) { throw NotFast{std::move(why)}; }
+
+const Value& in_value(const Graph& g, const Node& n, size_t i) {
+  if (i >= n.inputs.size() || !n.inputs[i].valid()) not_fast(fmt::format("input {} missing", i));
+  return g.value(n.inputs[i]);
+}
+const Value& out_value(const Graph& g, const Node& n) { return g.value(n.outputs.at(0)); }
+bool has_in(const Node& n, size_t i) { return i < n.inputs.size() && n.inputs[i].valid(); }
+
+void require_f32(const Value& v) {
+  if (v.dtype != DType::kFloat32) not_fast(fmt::format("'{}' is {}", v.name, dtype_name(v.dtype)));
+}
+
+memory::dims all_f32_dims(const Value& v) {
+  require_f32(v);
+  return to_dims(v.shape);
+}
+
+// A primitive descriptor whose implementation is neither gemm-based (it allocates packing
+// buffers itself) nor a reference loop (slower than exec's own kernels).
+template <typename PD>
+PD usable(PD pd, bool allow_ref) {
+  for (;;) {
+    const std::string impl = pd.impl_info_str();
+    const bool gemm = impl.rfind("gemm", 0) == 0;
+    const bool ref = impl.rfind("ref", 0) == 0;
+    if (!gemm && (allow_ref || !ref)) return pd;
+    if (!pd.next_impl()) not_fast(fmt::format("oneDNN has only '{}' for it", impl));
+  }
+}
+
+// The spatial window of a Conv, ConvTranspose or pool node: strides, dilations (ONNX
+// convention, 1 = dense), pads at each end as oneDNN needs them for the node's shapes.
+struct Window {
+  memory::dims kernel, strides, dilations, pad_l, pad_r;
+};
+
+std::vector<int64_t> sized_attr(const Node& n, const char* key, int64_t fallback, size_t count) {
+  std::vector<int64_t> v = n.ints_attr(key, std::vector<int64_t>(count, fallback));
+  if (v.size() != count) not_fast(fmt::format("attribute '{}' has {} values", key, v.size()));
+  return v;
+}
+
+// Forward windows (Conv, pools): pad_r is what makes oneDNN's output extent the node's
+// (ceil_mode and pads beyond the last window included).
+Window forward_window(const Node& n, const Shape& x, const Shape& y, const std::vector<int64_t>& kernel) {
+  const size_t spatial = x.size() - 2;
+  if (kernel.size() != spatial) not_fast("kernel rank");
+  Window w;
+  w.kernel = kernel;
+  w.strides = sized_attr(n, "strides", 1, spatial);
+  w.dilations = sized_attr(n, "dilations", 1, spatial);
+  const auto pads = sized_attr(n, "pads", 0, 2 * spatial);
+  const std::string auto_pad = n.string_attr("auto_pad", "NOTSET");
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t ext = (kernel[i] - 1) * w.dilations[i] + 1;
+    int64_t pl = 0;
+    if (auto_pad == "NOTSET") {
+      pl = pads[i];
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t total = std::max<int64_t>(0, (y[2 + i] - 1) * w.strides[i] + ext - x[2 + i]);
+      pl = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    } else if (auto_pad != "VALID") {
+      not_fast("auto_pad " + auto_pad);
+    }
+    w.pad_l.push_back(pl);
+    w.pad_r.push_back((y[2 + i] - 1) * w.strides[i] + ext - x[2 + i] - pl);
+  }
+  return w;
+}
+
+memory::dims dnnl_dilations(const memory::dims& onnx) {
+  memory::dims d;
+  for (int64_t v : onnx) d.push_back(v - 1);
+  return d;
+}
+
+// Weights of dims `dims` stored at `strides` (elements), as a descriptor.
+memory::desc strided_desc(const memory::dims& dims, const memory::dims& strides) {
+  return memory::desc(dims, dt::f32, strides);
+}
+
+bool prepare_pointwise_as_matmul(DnnlNode& node, const Graph& g, const Node& n);
+
+// Conv and ConvTranspose share the layout work: the primitive descriptor with every
+// format left to oneDNN, then reorders where its choice differs from the plain buffers.
+template <typename Primitive, typename PD>
+void run_through_workspace(DnnlNode& node, const PD& pd, const memory& src, const memory& weights,
+                           const Value& weights_value, const memory& bias, const memory& dst, const std::string& what,
+                           const PrepareOptions& options) {
+  const memory src_in = node.reordered(src, pd.src_desc());
+  const memory weights_in =
+      weights_value.is_constant()
+          ? node.constant_reordered(weights, weights_value.constant->bytes().data(), pd.weights_desc(), options)
+          : node.reordered(weights, pd.weights_desc());
+  const bool dst_direct = pd.dst_desc() == dst.get_desc();
+  const memory dst_out = dst_direct ? dst : node.workspace(pd.dst_desc());
+  Args args{{DNNL_ARG_SRC, src_in}, {DNNL_ARG_WEIGHTS, weights_in}, {DNNL_ARG_DST, dst_out}};
+  if (bias) args.emplace_back(DNNL_ARG_BIAS, bias);
+  if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+  node.add_step(Primitive(pd), std::move(args), what + " " + pd.impl_info_str());
+  if (!dst_direct) node.reorder_step(dst_out, dst);
+}
+
+void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
+  const Value& xv = in_value(g, n, 0);
+  const Value& wv = in_value(g, n, 1);
+  const Value& yv = out_value(g, n);
+  const memory::dims x = all_f32_dims(xv), wd = all_f32_dims(wv), y = all_f32_dims(yv);
+  if (x.size() < 3 || x.size() > 5 || wd.size() != x.size()) not_fast("rank");
+  const int64_t group = n.int_attr("group", 1), maps = wd[0], cg = wd[1];
+  if (group < 1 || x[1] != cg * group || maps % group != 0 || y[1] != maps) not_fast("group");
+  const std::vector<int64_t> kernel(wd.begin() + 2, wd.end());
+  if (n.has_attr("kernel_shape") && n.ints_attr("kernel_shape") != kernel) not_fast("kernel_shape");
+  const Window w = forward_window(n, xv.shape, yv.shape, kernel);
+  const bool pointwise = group == 1 && std::all_of(kernel.begin(), kernel.end(), [](int64_t k) { return k == 1; }) &&
+                         std::all_of(w.strides.begin(), w.strides.end(), [](int64_t v) { return v == 1; }) &&
+                         std::all_of(w.pad_l.begin(), w.pad_l.end(), [](int64_t v) { return v == 0; }) &&
+                         std::all_of(w.pad_r.begin(), w.pad_r.end(), [](int64_t v) { return v == 0; });
+  if (pointwise && (!has_in(n, 2) || all_f32_dims(in_value(g, n, 2)) == memory::dims{maps})) {
+    DnnlNode trial;
+    try {
+      if (prepare_pointwise_as_matmul(trial, g, n)) {
+        node = std::move(trial);
+        return;
+      }
+    } catch (const NotFast&) {
+    } catch (const dnnl::error&) {
+    }  // then the general path below
+  }
+
+  memory::dims wdims = wd;  // [M, C/g, k...] or, grouped, [g, M/g, C/g, k...]
+  if (group > 1) {
+    wdims[0] = maps / group;
+    wdims.insert(wdims.begin(), group);
+  }
+  const memory src = node.input(0, plain_desc(x, dt::f32));
+  const memory weights = node.input(1, plain_desc(wdims, dt::f32));
+  const memory dst = node.output(0, plain_desc(y, dt::f32));
+  memory bias;
+  memory::desc bias_any;
+  if (has_in(n, 2)) {
+    if (all_f32_dims(in_value(g, n, 2)) != memory::dims{maps}) not_fast("bias size");
+    bias = node.input(2, plain_desc({maps}, dt::f32));
+    bias_any = bias.get_desc();
+  }
+  auto any = [](const memory::dims& d) { return memory::desc(d, dt::f32, memory::format_tag::any); };
+  const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm::convolution_direct, any(x),
+                                             any(wdims), bias_any, any(y), w.strides, dnnl_dilations(w.dilations),
+                                             w.pad_l, w.pad_r);
+  const auto pd = usable(dnnl::convolution_forward::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()),
+                         /*allow_ref=*/false);
+  run_through_workspace<dnnl::convolution_forward>(node, pd, src, weights, wv, bias, dst, "conv", options);
+}
+
+void prepare_conv_transpose(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
+  const Value& xv = in_value(g, n, 0);
+  const Value& wv = in_value(g, n, 1);
+  const Value& yv = out_value(g, n);
+  const memory::dims x = all_f32_dims(xv), wd = all_f32_dims(wv), y = all_f32_dims(yv);
+  if (x.size() < 3 || x.size() > 5 || wd.size() != x.size()) not_fast("rank");
+  const int64_t group = n.int_attr("group", 1);
+  const int64_t cin = wd[0], mg = wd[1], maps = mg * group;
+  if (group < 1 || x[1] != cin || cin % group != 0 || y[1] != maps) not_fast("group");
+  const size_t spatial = x.size() - 2;
+  const std::vector<int64_t> kernel(wd.begin() + 2, wd.end());
+  if (n.has_attr("kernel_shape") && n.ints_attr("kernel_shape") != kernel) not_fast("kernel_shape");
+  Window w;
+  w.kernel = kernel;
+  w.strides = sized_attr(n, "strides", 1, spatial);
+  w.dilations = sized_attr(n, "dilations", 1, spatial);
+  const auto pads = sized_attr(n, "pads", 0, 2 * spatial);
+  const auto out_pad = sized_attr(n, "output_padding", 0, spatial);
+  const std::string auto_pad = n.string_attr("auto_pad", "NOTSET");
+  const bool derived = n.has_attr("output_shape") || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && !derived) not_fast("auto_pad " + auto_pad);
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t ext = (kernel[i] - 1) * w.dilations[i] + 1;
+    const int64_t full = (x[2 + i] - 1) * w.strides[i] + ext;  // output extent without padding
+    int64_t pl = auto_pad == "VALID" ? 0 : pads[i];
+    if (derived) {
+      const int64_t total = full + out_pad[i] - y[2 + i];
+      pl = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    }
+    const int64_t pr = full - y[2 + i] - pl;  // output_padding shows up as a negative end pad
+    if (pl < 0 || pr < 0) not_fast("output_padding beyond the pads");
+    w.pad_l.push_back(pl);
+    w.pad_r.push_back(pr);
+  }
+  // ONNX weights [C, M/g, k...] are oneDNN's [g, M/g, C/g, k...] at these strides.
+  const int64_t kvol = [&] {
+    int64_t v = 1;
+    for (int64_t k : kernel) v *= k;
+    return v;
+  }();
+  const int64_t cg = cin / group;
+  memory::dims wdims{group, mg, cg}, wstrides{cg * mg * kvol, kvol, mg * kvol};
+  int64_t s = kvol;
+  for (int64_t k : kernel) {
+    wdims.push_back(k);
+    s /= k;
+    wstrides.push_back(s);
+  }
+  if (group == 1) {
+    wdims.erase(wdims.begin());
+    wstrides.erase(wstrides.begin());
+  }
+  const memory src = node.input(0, plain_desc(x, dt::f32));
+  const memory weights = node.input(1, strided_desc(wdims, wstrides));
+  const memory dst = node.output(0, plain_desc(y, dt::f32));
+  memory bias;
+  memory::desc bias_any;
+  if (has_in(n, 2)) {
+    if (all_f32_dims(in_value(g, n, 2)) != memory::dims{maps}) not_fast("bias size");
+    bias = node.input(2, plain_desc({maps}, dt::f32));
+    bias_any = bias.get_desc();
+  }
+  auto any = [](const memory::dims& d) { return memory::desc(d, dt::f32, memory::format_tag::any); };
+  const dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm::deconvolution_direct,
+                                               any(x), any(wdims), bias_any, any(y), w.strides,
+                                               dnnl_dilations(w.dilations), w.pad_l, w.pad_r);
+  const auto pd = usable(dnnl::deconvolution_forward::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()),
+                         /*allow_ref=*/false);
+  run_through_workspace<dnnl::deconvolution_forward>(node, pd, src, weights, wv, bias, dst, "deconv", options);
+}
+
+void prepare_pool(DnnlNode& node, const Graph& g, const Node& n, bool max, bool global) {
+  const Value& xv = in_value(g, n, 0);
+  const Value& yv = out_value(g, n);
+  if (n.outputs.size() > 1 && n.outputs[1].valid()) not_fast("Indices output");
+  const memory::dims x = all_f32_dims(xv), y = all_f32_dims(yv);
+  if (x.size() < 3 || x.size() > 5) not_fast("rank");
+  Window w;
+  if (global) {
+    for (size_t i = 2; i < x.size(); ++i) {
+      w.kernel.push_back(x[i]);
+      w.strides.push_back(1);
+      w.dilations.push_back(1);
+      w.pad_l.push_back(0);
+      w.pad_r.push_back(0);
+    }
+  } else {
+    if (!n.has_attr("kernel_shape")) not_fast("no kernel_shape");
+    w = forward_window(n, xv.shape, yv.shape, n.ints_attr("kernel_shape"));
+  }
+  algorithm alg = algorithm::pooling_max;
+  if (!max) {
+    const bool include = n.int_attr("count_include_pad", 0) != 0;
+    alg = include ? algorithm::pooling_avg_include_padding : algorithm::pooling_avg_exclude_padding;
+    // ONNX counts padded positions only up to the stated end pads; oneDNN counts the whole
+    // window: they agree when no window reaches past the stated pads.
+    if (include && !global) {
+      const auto pads = sized_attr(n, "pads", 0, 2 * w.kernel.size());
+      for (size_t i = 0; i < w.kernel.size(); ++i)
+        if (w.pad_r[i] > pads[w.kernel.size() + i]) not_fast("count_include_pad with ceil_mode");
+    }
+  }
+  const memory src = node.input(0, plain_desc(x, dt::f32));
+  const memory dst = node.output(0, plain_desc(y, dt::f32));
+  const dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src.get_desc(), dst.get_desc(),
+                                            w.strides, w.kernel, dnnl_dilations(w.dilations), w.pad_l, w.pad_r);
+  const auto pd = usable(dnnl::pooling_v2_forward::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()),
+                         /*allow_ref=*/true);
+  Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+  if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+  node.add_step(dnnl::pooling_v2_forward(pd), std::move(args), std::string("pool ") + pd.impl_info_str());
+}
+
+// y = x·W (+ bias) through oneDNN's matmul; operands given by their (possibly strided)
+// descriptors over inputs 0 and 1.
+void add_matmul(DnnlNode& node, const memory& a, const memory& b, const memory& bias, const memory& y,
+                const dnnl::primitive_attr& attr, const Value* b_constant = nullptr,
+                const PrepareOptions& options = {}) {
+  // Constant weights: oneDNN picks their format, and they are reordered into it once.
+  const memory::desc b_desc =
+      b_constant ? memory::desc(b.get_desc().dims(), dt::f32, memory::format_tag::any) : b.get_desc();
+  const dnnl::matmul::desc desc = bias ? dnnl::matmul::desc(a.get_desc(), b_desc, bias.get_desc(), y.get_desc())
+                                       : dnnl::matmul::desc(a.get_desc(), b_desc, y.get_desc());
+  const auto pd = usable(dnnl::matmul::primitive_desc(desc, attr, cpu_engine()), /*allow_ref=*/false);
+  const memory weights =
+      b_constant ? node.constant_reordered(b, b_constant->constant->bytes().data(), pd.weights_desc(), options) : b;
+  Args args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, y}};
+  if (bias) args.emplace_back(DNNL_ARG_BIAS, bias);
+  if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+  node.add_step(dnnl::matmul(pd), std::move(args), std::string("matmul ") + pd.impl_info_str());
+}
+
+// A pointwise Conv (1×1 window, stride 1, no padding, one group) on row-major NCHW is a
+// matrix product, W[M, C] × X[C, H·W] (one image), with no layout change at all: run as
+// oneDNN's matmul it needs neither the input's nor the output's reorder (the activations
+// are B, copied into oneDNN's blocks inside its scratchpad), then the bias per row.
+bool prepare_pointwise_as_matmul(DnnlNode& node, const Graph& g, const Node& n) {
+  const Value& xv = in_value(g, n, 0);
+  const memory::dims x = all_f32_dims(xv), wd = all_f32_dims(in_value(g, n, 1)), y = all_f32_dims(out_value(g, n));
+  const int64_t maps = wd[0], channels = x[1];
+  int64_t positions = 1;
+  for (size_t i = 2; i < x.size(); ++i) positions *= x[i];
+  if (x[0] != 1) not_fast("batch over 1");
+  const memory A = node.input(1, plain_desc({maps, channels}, dt::f32));
+  const memory B = node.input(0, plain_desc({channels, positions}, dt::f32));
+  const memory Y = node.output(0, plain_desc({maps, positions}, dt::f32));
+  const dnnl::matmul::desc desc(A.get_desc(), B.get_desc(), Y.get_desc());
+  const auto pd = usable(dnnl::matmul::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()), false);
+  Args args{{DNNL_ARG_SRC, A}, {DNNL_ARG_WEIGHTS, B}, {DNNL_ARG_DST, Y}};
+  if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+  node.add_step(dnnl::matmul(pd), std::move(args), std::string("pointwise matmul ") + pd.impl_info_str());
+  if (has_in(n, 2)) {  // oneDNN's matmul takes a bias per column only: one per row is added after
+    const memory bias = node.input(2, plain_desc({maps, 1}, dt::f32));
+    const dnnl::binary::desc add(algorithm::binary_add, Y.get_desc(), bias.get_desc(), Y.get_desc());
+    const auto bpd = usable(dnnl::binary::primitive_desc(add, user_scratchpad_attr(), cpu_engine()), false);
+    Args bargs{{DNNL_ARG_SRC_0, Y}, {DNNL_ARG_SRC_1, bias}, {DNNL_ARG_DST, Y}};
+    if (memory pad = node.scratchpad(bpd)) bargs.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+    node.add_step(dnnl::binary(bpd), std::move(bargs), std::string("bias ") + bpd.impl_info_str());
+  }
+  return true;
+}
+
+void prepare_gemm(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
+  const memory::dims a = all_f32_dims(in_value(g, n, 0)), b = all_f32_dims(in_value(g, n, 1));
+  const memory::dims y = all_f32_dims(out_value(g, n));
+  if (a.size() != 2 || b.size() != 2 || y.size() != 2) not_fast("rank");
+  const bool ta = n.int_attr("transA", 0) != 0, tb = n.int_attr("transB", 0) != 0;
+  const float alpha = n.float_attr("alpha", 1.0f), beta = n.float_attr("beta", 1.0f);
+  const int64_t M = y[0], N = y[1], K = ta ? a[0] : a[1];
+  const memory A = node.input(0, strided_desc({M, K}, ta ? memory::dims{1, M} : memory::dims{K, 1}));
+  const memory B = node.input(1, strided_desc({K, N}, tb ? memory::dims{1, K} : memory::dims{N, 1}));
+  memory bias;
+  if (has_in(n, 2) && beta != 0.0f) {
+    const Shape& c = in_value(g, n, 2).shape;
+    require_f32(in_value(g, n, 2));
+    if (beta != 1.0f || !(c == Shape{N} || c == Shape{1, N})) not_fast("C other than a row of biases");
+    bias = node.input(2, plain_desc({1, N}, dt::f32));
+  }
+  dnnl::primitive_attr attr = user_scratchpad_attr();
+  if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+  const Value& bv = in_value(g, n, 1);
+  add_matmul(node, A, B, bias, node.output(0, plain_desc(y, dt::f32)), attr, bv.is_constant() ? &bv : nullptr, options);
+}
+
+void prepare_matmul(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
+  memory::dims a = all_f32_dims(in_value(g, n, 0)), b = all_f32_dims(in_value(g, n, 1));
+  if (in_value(g, n, 0).shape.empty() || in_value(g, n, 1).shape.empty()) not_fast("scalar operand");
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  const size_t rank = std::max(a.size(), b.size());
+  a.insert(a.begin(), rank - a.size(), 1);
+  b.insert(b.begin(), rank - b.size(), 1);
+  memory::dims y(rank);
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (a[i] != b[i] && a[i] != 1 && b[i] != 1) not_fast("batch axes");
+    y[i] = std::max(a[i], b[i]);
+  }
+  y[rank - 2] = a[rank - 2];
+  y[rank - 1] = b[rank - 1];
+  if (rank > 12) not_fast("rank over 12");
+  const memory A = node.input(0, plain_desc(a, dt::f32));
+  const memory B = node.input(1, plain_desc(b, dt::f32));
+  const Value& bv = in_value(g, n, 1);
+  add_matmul(node, A, B, {}, node.output(0, plain_desc(y, dt::f32)), user_scratchpad_attr(),
+             bv.is_constant() ? &bv : nullptr, options);
+}
+
+// Unary activations: oneDNN eltwise over the flat buffer (same shape in and out).
+struct Activation {
+  algorithm alg;
+  float alpha = 0, beta = 0;
+};
+
+float constant_scalar(const Graph& g, const Node& n, size_t i, float fallback) {
+  if (!has_in(n, i)) return fallback;
+  const Value& v = g.value(n.inputs[i]);
+  if (!v.is_constant() || v.dtype != DType::kFloat32 || v.constant->elements() != 1)
+    not_fast(fmt::format("input {} is not a constant float scalar", i));
+  return static_cast<float>(v.constant->element_as_double(0));
+}
+
+Activation activation_of(const Graph& g, const Node& n) {
+  const std::string& op = n.op;
+  if (op == "Relu") return {algorithm::eltwise_relu};
+  if (op == "LeakyRelu") return {algorithm::eltwise_relu, n.float_attr("alpha", 0.01f)};
+  if (op == "Elu") return {algorithm::eltwise_elu, n.float_attr("alpha", 1.0f)};
+  if (op == "Sigmoid") return {algorithm::eltwise_logistic};
+  if (op == "Tanh") return {algorithm::eltwise_tanh};
+  if (op == "Exp") return {algorithm::eltwise_exp};
+  if (op == "Abs") return {algorithm::eltwise_abs};
+  if (op == "Sqrt") return {algorithm::eltwise_sqrt};
+  if (op == "Neg") return {algorithm::eltwise_linear, -1.0f, 0.0f};
+  if (op == "HardSwish") return {algorithm::eltwise_hardswish};
+  if (op == "Clip") {
+    const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+    if (g.opset < 11) return {algorithm::eltwise_clip_v2, n.float_attr("min", lo), n.float_attr("max", hi)};
+    return {algorithm::eltwise_clip_v2, constant_scalar(g, n, 1, lo), constant_scalar(g, n, 2, hi)};
+  }
+  not_fast("no activation " + op);
+}
+
+void prepare_activation(DnnlNode& node, const Graph& g, const Node& n) {
+  const Value& xv = in_value(g, n, 0);
+  const Value& yv = out_value(g, n);
+  require_f32(xv);
+  if (xv.shape != yv.shape) not_fast("shape");
+  const Activation a = activation_of(g, n);
+  const memory::dims flat{std::max<int64_t>(element_count(xv.shape, xv.name), 1)};
+  const memory src = node.input(0, plain_desc(flat, dt::f32));
+  const memory dst = node.output(0, plain_desc(flat, dt::f32));
+  const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, a.alg, src.get_desc(), a.alpha, a.beta);
+  const auto pd = usable(dnnl::eltwise_forward::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()),
+                         /*allow_ref=*/false);
+  Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+  if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+  node.add_step(dnnl::eltwise_forward(pd), std::move(args), std::string("eltwise ") + pd.impl_info_str());
+}
+
+void prepare_binary(DnnlNode& node, const Graph& g, const Node& n) {
+  static const std::map<std::string, std::pair<algorithm, bool>> ops{
+      {"Add", {algorithm::binary_add, true}}, {"Sub", {algorithm::binary_sub, false}},
+      {"Mul", {algorithm::binary_mul, true}}, {"Div", {algorithm::binary_div, false}},
+      {"Max", {algorithm::binary_max, true}}, {"Min", {algorithm::binary_min, true}}};
+  const auto op = ops.find(n.op);
+  if (op == ops.end() || n.inputs.size() != 2) not_fast("not a two-input arithmetic node");
+  const Value& yv = out_value(g, n);
+  memory::dims y = all_f32_dims(yv);
+  int first = 0, second = 1;
+  if (in_value(g, n, 0).shape != yv.shape) {
+    if (!op->second.second || in_value(g, n, 1).shape != yv.shape) not_fast("input 0 is broadcast");
+    std::swap(first, second);
+  }
+  require_f32(in_value(g, n, static_cast<size_t>(first)));
+  memory::dims b = all_f32_dims(in_value(g, n, static_cast<size_t>(second)));
+  if (in_value(g, n, static_cast<size_t>(second)).shape.empty()) b = {};
+  b.insert(b.begin(), y.size() - b.size(), 1);
+  const memory src0 = node.input(first, plain_desc(y, dt::f32));
+  const memory src1 = node.input(second, plain_desc(b, dt::f32));
+  const memory dst = node.output(0, plain_desc(y, dt::f32));
+  const dnnl::binary::desc desc(op->second.first, src0.get_desc(), src1.get_desc(), dst.get_desc());
+  const auto pd = usable(dnnl::binary::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()), false);
+  Args args{{DNNL_ARG_SRC_0, src0}, {DNNL_ARG_SRC_1, src1}, {DNNL_ARG_DST, dst}};
+  if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+  node.add_step(dnnl::binary(pd), std::move(args), std::string("binary ") + pd.impl_info_str());
+}
+
+void prepare_batch_norm(DnnlNode& node, const Graph& g, const Node& n) {
+  if (n.int_attr("training_mode", 0) != 0) not_fast("training mode");
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i].valid()) not_fast("running statistics outputs");
+  const memory::dims x = all_f32_dims(in_value(g, n, 0));
+  if (x.size() < 2) not_fast("rank");
+  for (size_t i = 1; i <= 4; ++i)
+    if (all_f32_dims(in_value(g, n, i)) != memory::dims{x[1]}) not_fast("statistics size");
+  const memory src = node.input(0, plain_desc(x, dt::f32));
+  const memory dst = node.output(0, plain_desc(x, dt::f32));
+  const memory::desc channel = plain_desc({x[1]}, dt::f32);
+  const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+                     dnnl::normalization_flags::use_shift;
+  const dnnl::batch_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, src.get_desc(),
+                                                     n.float_attr("epsilon", 1e-5f), flags);
+  const auto pd =
+      usable(dnnl::batch_normalization_forward::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()), true);
+  Args args{{DNNL_ARG_SRC, src},
+            {DNNL_ARG_DST, dst},
+            {DNNL_ARG_SCALE, node.input(1, channel)},
+            {DNNL_ARG_SHIFT, node.input(2, channel)},
+            {DNNL_ARG_MEAN, node.input(3, channel)},
+            {DNNL_ARG_VARIANCE, node.input(4, channel)}};
+  if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+  node.add_step(dnnl::batch_normalization_forward(pd), std::move(args), std::string("bnorm ") + pd.impl_info_str());
+}
+
+int64_t node_axis(const Node& n, int64_t fallback, int64_t rank) {
+  const int64_t axis = n.int_attr("axis", fallback);
+  if (axis < -rank || axis >= rank) not_fast("axis");
+  return axis < 0 ? axis + rank : axis;
+}
+
+void prepare_softmax(DnnlNode& node, const Graph& g, const Node& n) {
+  const Value& xv = in_value(g, n, 0);
+  memory::dims x = all_f32_dims(xv);
+  const int64_t rank = static_cast<int64_t>(xv.shape.size());
+  if (rank == 0) not_fast("scalar");
+  int64_t axis = node_axis(n, g.opset < 13 ? 1 : -1, rank);
+  if (g.opset < 13) {  // the axes from `axis` on are one row
+    int64_t rows = 1, cols = 1;
+    for (int64_t i = 0; i < rank; ++i) (i < axis ? rows : cols) *= x[static_cast<size_t>(i)];
+    x = {rows, cols};
+    axis = 1;
+  }
+  const memory src = node.input(0, plain_desc(x, dt::f32));
+  const memory dst = node.output(0, plain_desc(x, dt::f32));
+  const dnnl::softmax_v2_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                            n.op == "Softmax" ? algorithm::softmax_accurate : algorithm::softmax_log,
+                                            src.get_desc(), dst.get_desc(), static_cast<int>(axis));
+  const auto pd = usable(dnnl::softmax_v2_forward::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()), true);
+  Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+  if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+  node.add_step(dnnl::softmax_v2_forward(pd), std::move(args), std::string("softmax ") + pd.impl_info_str());
+}
+
+// Concat of row-major buffers: for every index of the axes before `axis`, each input's
+// block (its extent on `axis` × the inner extent) in turn, by memcpy. (oneDNN's concat on
+// plain formats copied element by element: 3.9 ms of squeezenet's 12.)
+class ConcatNode : public PreparedNode {
+ public:
+  ConcatNode(int64_t outer, std::vector<int64_t> block_bytes) : outer_(outer), block_bytes_(std::move(block_bytes)) {}
+  int64_t workspace_bytes() const override { return 0; }
+  void run(KernelContext& ctx) override {
+    std::byte* out = ctx.out(0).data;
+    for (int64_t o = 0; o < outer_; ++o)
+      for (size_t i = 0; i < block_bytes_.size(); ++i) {
+        const auto n = static_cast<size_t>(block_bytes_[i]);
+        std::memcpy(out, ctx.in(i).data + static_cast<size_t>(o) * n, n);
+        out += n;
+      }
+  }
+  std::string describe() const override { return "concat (memcpy)"; }
+
+ private:
+  int64_t outer_;
+  std::vector<int64_t> block_bytes_;
+};
+
+std::unique_ptr<PreparedNode> prepare_concat(const Graph& g, const Node& n) {
+  const Value& yv = out_value(g, n);
+  const int64_t rank = static_cast<int64_t>(yv.shape.size());
+  if (rank == 0) not_fast("scalar");
+  const size_t axis = static_cast<size_t>(node_axis(n, 0, rank));
+  int64_t outer = 1, inner = 1;
+  for (size_t a = 0; a < yv.shape.size(); ++a) {
+    if (a < axis) outer *= yv.shape[a];
+    if (a > axis) inner *= yv.shape[a];
+  }
+  std::vector<int64_t> blocks;
+  int64_t total = 0;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const Value& v = in_value(g, n, i);
+    if (v.dtype != yv.dtype || v.shape.size() != yv.shape.size()) not_fast("inputs differ from the output");
+    blocks.push_back(v.shape[axis] * inner * host_element_bytes(v.dtype));
+    total += v.shape[axis];
+  }
+  if (total != yv.shape[axis]) not_fast("extents do not add up");
+  return std::make_unique<ConcatNode>(outer, std::move(blocks));
+}
+
+void prepare_transpose(DnnlNode& node, const Graph& g, const Node& n) {
+  const Value& xv = in_value(g, n, 0);
+  const Value& yv = out_value(g, n);
+  const dt type = dnnl_type(xv.dtype);
+  if (type == dt::undef) not_fast("dtype " + std::string(dtype_name(xv.dtype)));
+  const size_t rank = xv.shape.size();
+  if (rank == 0) not_fast("scalar");
+  std::vector<int64_t> perm = n.ints_attr("perm");
+  if (perm.empty())
+    for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(rank - 1 - i));
+  if (perm.size() != rank) not_fast("perm");
+  const std::vector<int64_t> in_strides = dense_strides(xv.shape);
+  memory::dims view_strides;
+  for (int64_t p : perm) view_strides.push_back(in_strides.at(static_cast<size_t>(p)));
+  const memory src = node.input(0, memory::desc(to_dims(yv.shape), type, view_strides));
+  node.reorder_step(src, node.output(0, plain_desc(to_dims(yv.shape), type)));
+}
+
+std::vector<int64_t> constant_ints(const Graph& g, const Node& n, size_t i) {
+  if (!has_in(n, i)) return {};
+  const Value& v = g.value(n.inputs[i]);
+  if (!v.is_constant() || (v.dtype != DType::kInt64 && v.dtype != DType::kInt32)) not_fast("non-constant indices");
+  std::vector<int64_t> values;
+  for (int64_t k = 0; k < v.constant->elements(); ++k)
+    values.push_back(static_cast<int64_t>(v.constant->element_as_double(k)));
+  return values;
+}
+
+// Slice with constant bounds and positive steps: a reorder from a strided view of the
+// input (offset and strides fixed at preparation) into the plain output.
+void prepare_slice(DnnlNode& node, const Graph& g, const Node& n) {
+  const Value& xv = in_value(g, n, 0);
+  const Value& yv = out_value(g, n);
+  const dt type = dnnl_type(xv.dtype);
+  if (type == dt::undef) not_fast("dtype " + std::string(dtype_name(xv.dtype)));
+  const int64_t rank = static_cast<int64_t>(xv.shape.size());
+  if (rank == 0) not_fast("scalar");
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (n.inputs.size() > 1) {
+    starts = constant_ints(g, n, 1);
+    ends = constant_ints(g, n, 2);
+    axes = constant_ints(g, n, 3);
+    steps = constant_ints(g, n, 4);
+  } else {
+    starts = n.ints_attr("starts");
+    ends = n.ints_attr("ends");
+    axes = n.ints_attr("axes");
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    not_fast("starts, ends, axes and steps differ in length");
+  const std::vector<int64_t> in_strides = dense_strides(xv.shape);
+  memory::dims strides(in_strides.begin(), in_strides.end());
+  int64_t offset = 0;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    if (axes[i] < -rank || axes[i] >= rank) not_fast("axis");
+    const size_t a = static_cast<size_t>(axes[i] < 0 ? axes[i] + rank : axes[i]);
+    if (steps[i] < 1) not_fast("a step below 1");
+    const int64_t dim = xv.shape[a];
+    const int64_t start = std::clamp<int64_t>(starts[i] < 0 ? starts[i] + dim : starts[i], 0, dim);
+    offset += start * in_strides[a];
+    strides[a] = in_strides[a] * steps[i];
+  }
+  memory::desc view(to_dims(yv.shape), type, strides);
+  view.data.offset0 = offset;
+  const memory src = node.input(0, view);
+  node.reorder_step(src, node.output(0, plain_desc(to_dims(yv.shape), type)));
+}
+
+void prepare_reduce_mean(DnnlNode& node, const Graph& g, const Node& n) {
+  const Value& xv = in_value(g, n, 0);
+  const memory::dims x = all_f32_dims(xv);
+  const int64_t rank = static_cast<int64_t>(xv.shape.size());
+  std::vector<int64_t> axes = n.ints_attr("axes");
+  if (has_in(n, 1)) {
+    const Value& a = g.value(n.inputs[1]);
+    if (!a.is_constant()) not_fast("axes not constant");
+    axes.clear();
+    for (int64_t i = 0; i < a.constant->elements(); ++i)
+      axes.push_back(static_cast<int64_t>(a.constant->element_as_double(i)));
+  }
+  if (axes.empty()) {
+    if (n.int_attr("noop_with_empty_axes", 0) != 0) not_fast("noop_with_empty_axes");
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  }
+  memory::dims y = x;
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank) not_fast("axis");
+    y[static_cast<size_t>(a < 0 ? a + rank : a)] = 1;
+  }
+  const memory src = node.input(0, plain_desc(x, dt::f32));
+  const memory dst = node.output(0, plain_desc(y, dt::f32));
+  const dnnl::reduction::desc desc(algorithm::reduction_mean, src.get_desc(), dst.get_desc(), 0.0f, 0.0f);
+  const auto pd = usable(dnnl::reduction::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()), true);
+  Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+  if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+  node.add_step(dnnl::reduction(pd), std::move(args), std::string("reduction ") + pd.impl_info_str());
+}
+
+// Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout (inference): the output's bytes
+// are the input's; nothing to do when the planner gave the output the input's buffer.
+class CopyNode : public PreparedNode {
+ public:
+  explicit CopyNode(int64_t bytes) : bytes_(bytes) {}
+  int64_t workspace_bytes() const override { return 0; }
+  void run(KernelContext& ctx) override {
+    const std::byte* from = ctx.in(0).data;
+    std::byte* to = ctx.out(0).data;
+    if (from != to && bytes_ > 0) std::memmove(to, from, static_cast<size_t>(bytes_));
+  }
+  std::string describe() const override { return "copy"; }
+
+ private:
+  int64_t bytes_;
+};
+
+const std::map<std::string, int, std::less<>>& fast_ops() {
+  // 0 conv, 1 conv transpose, 2 pool, 3 global pool, 4 gemm, 5 matmul, 6 activation,
+  // 7 binary, 8 batch norm, 9 softmax, 10 concat, 11 transpose, 12 reduce mean, 13 copy, 14 slice
+  static const std::map<std::string, int, std::less<>> ops{{"Conv", 0},
+                                                           {"ConvTranspose", 1},
+                                                           {"MaxPool", 2},
+                                                           {"AveragePool", 2},
+                                                           {"GlobalAveragePool", 3},
+                                                           {"GlobalMaxPool", 3},
+                                                           {"Gemm", 4},
+                                                           {"MatMul", 5},
+                                                           {"Relu", 6},
+                                                           {"LeakyRelu", 6},
+                                                           {"Elu", 6},
+                                                           {"Sigmoid", 6},
+                                                           {"Tanh", 6},
+                                                           {"Exp", 6},
+
+                                                           {"Abs", 6},
+                                                           {"Sqrt", 6},
+                                                           {"Neg", 6},
+                                                           {"HardSwish", 6},
+                                                           {"Clip", 6},
+                                                           {"Add", 7},
+                                                           {"Sub", 7},
+                                                           {"Mul", 7},
+                                                           {"Div", 7},
+                                                           {"Max", 7},
+                                                           {"Min", 7},
+                                                           {"BatchNormalization", 8},
+                                                           {"Softmax", 9},
+                                                           {"LogSoftmax", 9},
+                                                           {"Concat", 10},
+                                                           {"Transpose", 11},
+                                                           {"Slice", 14},
+                                                           {"ReduceMean", 12},
+                                                           {"Reshape", 13},
+                                                           {"Flatten", 13},
+                                                           {"Squeeze", 13},
+                                                           {"Unsqueeze", 13},
+                                                           {"Identity", 13},
+                                                           {"Dropout", 13}};
+  return ops;
+}
+
+bool has_empty_tensor(const Graph& g, const Node& n) {
+  for (const auto& list : {n.inputs, n.outputs})
+    for (ValueId v : list)
+      if (v.valid() && !g.value(v).shape.empty() && element_count(g.value(v).shape, g.value(v).name) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+bool has_fast_kernel(const Node& node) {
+  return (node.domain.empty() || node.domain == "ai.onnx") && fast_ops().count(node.op) != 0;
+}
+
+std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const PrepareOptions& options, std::string& why) {
+  if (!has_fast_kernel(n)) {
+    why = "no fast kernel for " + n.op;
+    return nullptr;
+  }
+  set_threads(options.threads);
+  try {
+    if (has_empty_tensor(g, n)) not_fast("an empty tensor");
+    const int kind = fast_ops().find(n.op)->second;
+    if (kind == 13) {
+      const Value& in = in_value(g, n, 0);
+      const Value& out = out_value(g, n);
+      for (size_t i = 1; i < n.outputs.size(); ++i)
+        if (n.outputs[i].valid()) not_fast("a second output");
+      if (in.dtype != out.dtype || element_count(in.shape, in.name) != element_count(out.shape, out.name))
+        not_fast("input and output differ in size");
+      return std::make_unique<CopyNode>(element_count(in.shape, in.name) * host_element_bytes(in.dtype));
+    }
+    auto node = std::make_unique<DnnlNode>();
+    switch (kind) {
+      case 0:
+        prepare_conv(*node, g, n, options);
+        break;
+      case 1:
+        prepare_conv_transpose(*node, g, n, options);
+        break;
+      case 2:
+        prepare_pool(*node, g, n, n.op == "MaxPool", false);
+        break;
+      case 3:
+        prepare_pool(*node, g, n, n.op == "GlobalMaxPool", true);
+        break;
+      case 4:
+        prepare_gemm(*node, g, n, options);
+        break;
+      case 5:
+        prepare_matmul(*node, g, n, options);
+        break;
+      case 6:
+        prepare_activation(*node, g, n);
+        break;
+      case 7:
+        prepare_binary(*node, g, n);
+        break;
+      case 8:
+        prepare_batch_norm(*node, g, n);
+        break;
+      case 9:
+        prepare_softmax(*node, g, n);
+        break;
+      case 10:
+        return prepare_concat(g, n);
+      case 11:
+        prepare_transpose(*node, g, n);
+        break;
+      case 12:
+        prepare_reduce_mean(*node, g, n);
+        break;
+      case 14:
+        prepare_slice(*node, g, n);
+        break;
+      default:
+        not_fast("unknown kind");
+    }
+    return node;
+  } catch (const NotFast& e) {
+    why = e.why;
+  } catch (const dnnl::error& e) {
+    why = std::string("oneDNN: ") + e.what();
+  } catch (const Error& e) {
+    why = e.what();
+  }
+  return nullptr;
+}
+
+}  // namespace memledger::exec::fast
