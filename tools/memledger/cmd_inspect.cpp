@@ -13,6 +13,7 @@
 #include "memledger/device/tensor_layout.h"
 #include "memledger/lint/lint.h"
 #include "memledger/onnx/import.h"
+#include "memledger/passes/fold_constants.h"
 #include "memledger/report/units.h"
 
 namespace memledger::cli {
@@ -92,7 +93,8 @@ void run_inspect(const InspectOptions& o) {
   ImportOptions import_options;
   for (const auto& text : o.input_shapes) add_input_shape(import_options, text);
   import_options.input_layout_nhwc = o.input_layout == "NHWC";
-  const Graph g = import_onnx_file(o.model, import_options);
+  Graph g = import_onnx_file(o.model, import_options);
+  fold_identity_constants(g);  // exporter Identity nodes over initializers are no work
   const auto diagnostics = run_lints(g);
 
   // Values in a stable order: inputs, node outputs in execution order; constants apart.
