@@ -116,24 +116,33 @@ def mib(b) -> str:
     return f"{b / 2**20:.1f}" if b else "–"
 
 
-def markdown(rows: list[dict], when: str, arena: bool) -> str:
+def markdown(rows: list[dict], when: str, arena: bool, manifest: dict) -> str:
+    # The tool's own memory bound (issue 12): peak RSS of `run` ≤ weights + arena + 64 MiB.
+    for r in rows:
+        r.setdefault("weights", manifest["models"].get(r["model"], {}).get("parameter_bytes"))
+    bounded = [r for r in rows if r.get("run_rss") and r.get("weights") and r.get("arena")]
+    within = sum(r["run_rss"] <= r["weights"] + r["arena"] + 64 * 2**20 for r in bounded)
+    below = sum(r["run_rss"] < r["ort_rss"] for r in bounded if r.get("ort_rss"))
     lines = [
         f"Sweep run {when} by `scripts/corpus/sweep.py` (memledger and onnxruntime-node side by side, one "
         "thread each, same seeded input; wall time is the whole process: load, plan or session creation, run; "
         "peak RSS from `/usr/bin/time -v`). "
         f"{sum(r['ok'] for r in rows)} of {len(rows)} models pass every step"
-        f"{' (run --arena bit-identical included)' if arena else ' (run --arena not run)'}.",
+        f"{' (run --arena bit-identical included)' if arena else ' (run --arena not run)'}. "
+        f"Peak RSS of `memledger run` is within weights + arena + 64 MiB on {within} of {len(bounded)} "
+        f"and below onnxruntime's on {below} of {len(bounded)}.",
         "",
-        "| model | nodes | peak-live MiB | arena MiB | plan s | max diff / max ort | memledger s | ort s | "
-        "memledger RSS MiB | ort RSS MiB | result |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| model | nodes | weights MiB | peak-live MiB | arena MiB | plan s | max diff / max ort | memledger s | "
+        "ort s | memledger RSS MiB | ort RSS MiB | result |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         rel = f"{r['max_diff'] / r['max_ort']:.1e}" if r.get("max_ort") else "–"
         result = "ok" if r["ok"] else f"**{r['failed']}**: {r['why'].replace('|', '/')}"
         lines.append(
-            f"| {r['model']} | {r.get('nodes', '–')} | {mib(r.get('peak_live'))} | {mib(r.get('arena'))} | "
-            f"{r['plan_s']:.2f} | {rel} | " if "plan_s" in r else f"| {r['model']} | – | – | – | – | – | ")
+            f"| {r['model']} | {r.get('nodes', '–')} | {mib(r.get('weights'))} | {mib(r.get('peak_live'))} | "
+            f"{mib(r.get('arena'))} | {r['plan_s']:.2f} | {rel} | " if "plan_s" in r else
+            f"| {r['model']} | – | {mib(r.get('weights'))} | – | – | – | – | ")
         if "plan_s" in r:
             lines[-1] += (f"{r['run_s']:.2f} | " if "run_s" in r else "– | ") + \
                          (f"{r['ort_s']:.2f} | " if "ort_s" in r else "– | ") + \
@@ -162,9 +171,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--markdown", type=Path, help="replace the sweep table in this file")
     parser.add_argument("--no-arena", action="store_true", help="leave out run --arena")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per step (default 1800)")
+    parser.add_argument("--from-json", type=Path, action="append", default=[],
+                        help="write the table from the rows of earlier runs (repeatable) instead of running")
     args = parser.parse_args(argv)
 
     manifest = json.loads((args.corpus / "manifest.json").read_text())
+    if args.from_json:
+        rows = [r for f in args.from_json for r in json.loads(f.read_text())]
+        if args.markdown:
+            write_markdown(args.markdown, markdown(rows, time.strftime("%Y-%m-%d"), not args.no_arena, manifest))
+        return 0 if all(r["ok"] for r in rows) else 1
     names = [n.strip() for n in args.models.split(",")] if args.models else sorted(manifest["models"])
     missing = [n for n in names if n not in manifest["models"]]
     if missing:
@@ -183,7 +199,7 @@ def main(argv: list[str]) -> int:
             if args.json:
                 args.json.write_text(json.dumps(rows, indent=1) + "\n")
     if args.markdown:
-        write_markdown(args.markdown, markdown(rows, time.strftime("%Y-%m-%d"), not args.no_arena))
+        write_markdown(args.markdown, markdown(rows, time.strftime("%Y-%m-%d"), not args.no_arena, manifest))
     ok = sum(r["ok"] for r in rows)
     print(f"sweep: {ok} of {len(rows)} models pass")
     return 0 if ok == len(rows) else 1
