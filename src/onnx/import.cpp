@@ -349,7 +349,7 @@ Graph build_graph(ModelProto& model, const ImportOptions& options, const std::st
   // checked against the bytes present. They are converted (and their protobuf bytes
   // dropped, one at a time) only when the graph is built, so the weights are held once
   // plus the biggest tensor, not twice.
-  int64_t budget = options.max_bytes;
+  int64_t budget = options.max_external_bytes;
   for (auto& init : *gp.mutable_initializer())
     if (init.data_location() == TensorProto::EXTERNAL) resolve_external_data(init, model_dir, budget);
   std::unordered_set<std::string> constants;
