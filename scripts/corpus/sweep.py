@@ -177,7 +177,7 @@ def main(argv: list[str]) -> int:
 
     manifest = json.loads((args.corpus / "manifest.json").read_text())
     if args.from_json:
-        rows = [r for f in args.from_json for r in json.loads(f.read_text())]
+        rows = sorted((r for f in args.from_json for r in json.loads(f.read_text())), key=lambda r: r["model"])
         if args.markdown:
             write_markdown(args.markdown, markdown(rows, time.strftime("%Y-%m-%d"), not args.no_arena, manifest))
         return 0 if all(r["ok"] for r in rows) else 1

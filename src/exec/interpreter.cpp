@@ -49,8 +49,7 @@ struct SplitMix {
 std::string unsupported_reason(const Graph& graph, NodeId id) {
   const Node& node = graph.node(id);
   const exec::Kernel* kernel = exec::find_kernel(node);
-  if (!kernel)
-    return fmt::format("operator {}{} is not supported", node.domain.empty() ? "" : node.domain + ".", node.op);
+  if (!kernel) return fmt::format("operator {} has no kernel: memledger can plan it but not run it", op_name(node));
   for (const auto& list : {node.inputs, node.outputs})
     for (ValueId v : list)
       if (v.valid())
@@ -112,7 +111,7 @@ std::vector<Tensor> run_graph(const Graph& graph, const std::vector<Tensor>& inp
     const NodeId id = order[step];
     const Node& node = graph.node(id);
     const exec::Kernel& kernel = *exec::find_kernel(node);
-    const KernelContract contract = kernel.contract(graph, node, host_profile());
+    const KernelContract contract = op_contract(graph, id, host_profile());
 
     exec::KernelContext ctx{.graph = graph, .node = node, .inputs = {}, .outputs = {}, .workspace = {}};
     for (ValueId v : node.inputs) {
@@ -216,6 +215,33 @@ std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed) {
     result.push_back(std::move(t));
   }
   return result;
+}
+
+std::optional<std::vector<Tensor>> evaluate_constant_node(const Graph& graph, const Node& node) {
+  Graph g;
+  g.opset = graph.opset;
+  Node copy = node;
+  for (ValueId& v : copy.inputs) {
+    if (!v.valid()) continue;
+    const Value& value = graph.value(v);
+    if (!value.is_constant()) return std::nullopt;
+    v = g.add_constant(value.name, *value.constant, value.roles);
+  }
+  std::vector<ValueId> outputs;
+  for (ValueId& v : copy.outputs) {
+    if (!v.valid()) continue;
+    const Value& value = graph.value(v);
+    v = g.add_value({.name = value.name, .dtype = value.dtype, .shape = value.shape, .roles = value.roles});
+    outputs.push_back(v);
+  }
+  const NodeId id = g.add_node(std::move(copy));
+  for (ValueId v : outputs) g.mark_output(v);
+  if (!unsupported_reason(g, id).empty()) return std::nullopt;
+  try {
+    return run_graph(g, std::vector<Tensor>{});
+  } catch (const Error&) {
+    return std::nullopt;  // the kernel refuses these values: the run reports it
+  }
 }
 
 }  // namespace memledger

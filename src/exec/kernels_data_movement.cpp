@@ -24,7 +24,7 @@ void copy_input(KernelContext& ctx) {
   if (y.data != x.data && bytes) std::memmove(y.data, x.data, bytes);
 }
 
-Kernel copy_kernel() { return Kernel{.check = any_dtype, .contract = same_bytes_contract, .run = copy_input}; }
+Kernel copy_kernel() { return Kernel{.check = any_dtype, .run = copy_input}; }
 
 // A training-mode Dropout with ratio 0 drops nothing: the identity, with an all-true mask
 // (swin as torchvision 0.14 exports it).
@@ -333,9 +333,9 @@ std::string check_cast(const Graph& g, const Node& n) {
 void add_data_movement_kernels(KernelTable& t) {
   for (const char* op : {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"})
     t.emplace_back(std::string(":") + op, copy_kernel());
-  t.emplace_back(":Dropout", Kernel{.check = check_dropout, .contract = same_bytes_contract, .run = dropout});
+  t.emplace_back(":Dropout", Kernel{.check = check_dropout, .run = dropout});
   auto plain = [&](const char* op, void (*run)(KernelContext&)) {
-    t.emplace_back(std::string(":") + op, Kernel{.check = any_dtype, .contract = no_contract, .run = run});
+    t.emplace_back(std::string(":") + op, Kernel{.check = any_dtype, .run = run});
   };
   plain("Transpose", transpose);
   plain("Expand", expand);
@@ -348,9 +348,9 @@ void add_data_movement_kernels(KernelTable& t) {
   plain("Size", size_op);
   plain("Constant", constant);
   plain("ConstantOfShape", constant_of_shape);
-  t.emplace_back(":Cast", Kernel{.check = check_cast, .contract = no_contract, .run = cast});
+  t.emplace_back(":Cast", Kernel{.check = check_cast, .run = cast});
   // CastLike: the output's dtype is input 1's; the conversion is Cast's.
-  t.emplace_back(":CastLike", Kernel{.check = check_cast, .contract = no_contract, .run = cast});
+  t.emplace_back(":CastLike", Kernel{.check = check_cast, .run = cast});
 }
 
 }  // namespace memledger::exec

@@ -180,7 +180,6 @@ void add_einsum_kernels(KernelTable& t) {
                    return why;
                return {};
              },
-             .contract = no_contract,
              .run = einsum});
 }
 

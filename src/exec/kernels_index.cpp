@@ -2,8 +2,8 @@
 // ScatterElements, ScatterND, Range, Trilu, TopK, CumSum, OneHot, DepthToSpace,
 // SpaceToDepth and EyeLike. Elements are moved by their byte size, so the data movers take
 // any dtype; the ones that compare or add values dispatch on the element type. None of
-// them writes over an input (the contract gives no overwritable input), except Scatter*,
-// whose output starts as a copy of its data input and may take that input's buffer.
+// them writes over an input (their op-table records give no in-place rule); Scatter*'s
+// output starts as a copy of its data input, and skips the copy when it is that buffer.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -395,12 +395,7 @@ void eye_like(KernelContext& ctx) {
 }
 
 Kernel plain(std::string (*check)(const Graph&, const Node&), void (*run)(KernelContext&)) {
-  return Kernel{.check = check, .contract = no_contract, .run = run};
-}
-
-// The output starts as a copy of input 0: it may take input 0's buffer.
-KernelContract scatter_contract(const Graph& g, const Node& n, const DeviceProfile&) {
-  return elementwise_contract(g, n, 1);
+  return Kernel{.check = check, .run = run};
 }
 
 }  // namespace
@@ -410,9 +405,9 @@ void add_index_kernels(KernelTable& t) {
   t.emplace_back(":ArgMin", plain(number_input, arg_reduce<false>));
   t.emplace_back(":GatherElements", plain(any_dtype, gather_elements));
   t.emplace_back(":GatherND", plain(any_dtype, gather_nd));
-  t.emplace_back(":ScatterElements", Kernel{.check = any_dtype, .contract = scatter_contract, .run = scatter_elements});
-  t.emplace_back(":Scatter", Kernel{.check = any_dtype, .contract = scatter_contract, .run = scatter_elements});
-  t.emplace_back(":ScatterND", Kernel{.check = any_dtype, .contract = scatter_contract, .run = scatter_nd});
+  t.emplace_back(":ScatterElements", Kernel{.check = any_dtype, .run = scatter_elements});
+  t.emplace_back(":Scatter", Kernel{.check = any_dtype, .run = scatter_elements});
+  t.emplace_back(":ScatterND", Kernel{.check = any_dtype, .run = scatter_nd});
   t.emplace_back(":Range", plain(number_input, range));
   t.emplace_back(":Trilu", plain(any_dtype, trilu));
   t.emplace_back(":TopK", plain(number_input, top_k));

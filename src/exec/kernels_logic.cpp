@@ -91,7 +91,6 @@ template <typename Op>
 Kernel compare_kernel(Op op) {
   return Kernel{
       .check = same_input_types,
-      .contract = [](const Graph& g, const Node& n, const DeviceProfile&) { return elementwise_contract(g, n, 2); },
       .run =
           [op](KernelContext& ctx) {
             with_type(ctx.in(0).dtype, [&](auto tag) {
@@ -106,7 +105,6 @@ template <typename Op>
 Kernel logic_kernel(Op op) {
   return Kernel{
       .check = bool_inputs,
-      .contract = [](const Graph& g, const Node& n, const DeviceProfile&) { return elementwise_contract(g, n, 2); },
       .run =
           [op](KernelContext& ctx) {
             each2<bool, bool, bool>(ctx.in(0), ctx.in(1), ctx.out(), [&](bool a, bool b) { return op(a, b); });
@@ -213,11 +211,8 @@ void bit_shift(KernelContext& ctx) {
   });
 }
 
-Kernel simple(std::string (*check)(const Graph&, const Node&), void (*run)(KernelContext&), size_t in_place) {
-  return Kernel{.check = check,
-                .contract = [in_place](const Graph& g, const Node& n,
-                                       const DeviceProfile&) { return elementwise_contract(g, n, in_place); },
-                .run = run};
+Kernel simple(std::string (*check)(const Graph&, const Node&), void (*run)(KernelContext&), size_t) {
+  return Kernel{.check = check, .run = run};
 }
 
 }  // namespace
@@ -245,12 +240,6 @@ void add_logic_kernels(KernelTable& t) {
                                       return "inputs 1 and 2 differ in dtype";
                                     return {};
                                   },
-                                  .contract =
-                                      [](const Graph& g, const Node& n, const DeviceProfile&) {
-                                        KernelContract c = elementwise_contract(g, n, 3);
-                                        std::erase(c.overwritable_inputs, 0);  // bool, never the output's dtype
-                                        return c;
-                                      },
                                   .run = where});
   t.emplace_back(":Mod", simple(check_mod, mod, 2));
   t.emplace_back(":PRelu", simple(

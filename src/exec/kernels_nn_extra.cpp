@@ -285,7 +285,6 @@ template <typename Make>
 Kernel unary(Make make) {
   return Kernel{
       .check = [](const Graph& g, const Node& n) { return check_float_inputs(g, n, {0}); },
-      .contract = [](const Graph& g, const Node& n, const DeviceProfile&) { return elementwise_contract(g, n, 1); },
       .run =
           [make](KernelContext& ctx) {
             const auto f = make(ctx.node);
@@ -304,7 +303,6 @@ Kernel float_kernel(void (*run)(KernelContext&), std::initializer_list<size_t> f
                         if (auto why = check_float_inputs(g, n, {i}); !why.empty()) return why;
                       return std::string();
                     },
-                .contract = no_contract,
                 .run = run};
 }
 

@@ -192,8 +192,7 @@ float original_coordinate(const ResizeArgs& r, int64_t x, int64_t in, float scal
   if (m == "asymmetric") return xf / scale;
   if (m == "tf_half_pixel_for_nn") return (xf + 0.5f) / scale;
   if (m == "tf_crop_and_resize")
-    return out > 1 ? start * static_cast<float>(in - 1) +
-                         xf * (end - start) * static_cast<float>(in - 1) / (out - 1)
+    return out > 1 ? start * static_cast<float>(in - 1) + xf * (end - start) * static_cast<float>(in - 1) / (out - 1)
                    : 0.5f * (start + end) * static_cast<float>(in - 1);
   fail("Resize: coordinate_transformation_mode '{}' is not supported", m);
 }
@@ -322,7 +321,6 @@ void add_resample_kernels(KernelTable& t) {
                                     return "mode '" + mode + "'";
                                   return {};
                                 },
-                                .contract = no_contract,
                                 .run = pad});
   auto check_resize = [](const Graph& g, const Node& n) -> std::string {
     std::string mode = n.string_attr("mode", "nearest");
@@ -331,8 +329,8 @@ void add_resample_kernels(KernelTable& t) {
     if (mode != "nearest") return check_float_inputs(g, n, {0});
     return {};
   };
-  t.emplace_back(":Resize", Kernel{.check = check_resize, .contract = no_contract, .run = resize});
-  t.emplace_back(":Upsample", Kernel{.check = check_resize, .contract = no_contract, .run = resize});
+  t.emplace_back(":Resize", Kernel{.check = check_resize, .run = resize});
+  t.emplace_back(":Upsample", Kernel{.check = check_resize, .run = resize});
 }
 
 }  // namespace memledger::exec

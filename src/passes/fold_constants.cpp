@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "memledger/core/error.h"
-#include "memledger/exec/interpreter.h"
 #include "rewrite.h"
 
 namespace memledger {
@@ -38,29 +37,6 @@ int64_t constant_input_bytes(const Graph& graph, const Node& node) {
   return total;
 }
 
-// Evaluates `node` (all inputs constant) with the interpreter on a graph of its own.
-std::vector<Tensor> evaluate(const Graph& graph, const Node& node) {
-  Graph g;
-  g.opset = graph.opset;
-  Node copy = node;
-  for (ValueId& v : copy.inputs) {
-    if (!v.valid()) continue;
-    const Value& value = graph.value(v);
-    v = g.add_constant(value.name, *value.constant, value.roles);
-  }
-  for (ValueId& v : copy.outputs) {
-    if (!v.valid()) continue;
-    const Value& value = graph.value(v);
-    v = g.add_value({.name = value.name, .dtype = value.dtype, .shape = value.shape, .roles = value.roles});
-  }
-  std::vector<ValueId> outputs;
-  for (ValueId v : copy.outputs)
-    if (v.valid()) outputs.push_back(v);
-  g.add_node(std::move(copy));
-  for (ValueId v : outputs) g.mark_output(v);
-  return run_graph(g, std::vector<Tensor>{});
-}
-
 }  // namespace
 
 PassResult fold_identity_constants(Graph& graph) {
@@ -71,7 +47,7 @@ PassResult fold_identity_constants(Graph& graph) {
   return result;
 }
 
-PassResult fold_constants(Graph& graph, const PassOptions&) {
+PassResult fold_constants(Graph& graph, const PassOptions& options) {
   PassResult result;
   const std::vector<NodeId> order = graph.order();
   for (NodeId id : order) {
@@ -80,7 +56,7 @@ PassResult fold_constants(Graph& graph, const PassOptions&) {
       continue;
     }
     const Node& node = graph.node(id);
-    if (node.inputs.empty() || !unsupported_reason(graph, id).empty()) continue;
+    if (node.inputs.empty() || !options.evaluate) continue;
     bool all_constant = true;
     for (ValueId v : node.inputs) all_constant = all_constant && (!v.valid() || graph.value(v).is_constant());
     if (!all_constant) continue;
@@ -95,18 +71,14 @@ PassResult fold_constants(Graph& graph, const PassOptions&) {
       output_of_graph = output_of_graph || graph.is_graph_output(v);
     }
     if (output_of_graph || out_bytes > constant_input_bytes(graph, node)) continue;
-    std::vector<Tensor> values;
-    try {
-      values = evaluate(graph, node);
-    } catch (const Error&) {
-      continue;  // a node the kernel refuses on these values stays for the run to report
-    }
+    std::optional<std::vector<Tensor>> values = options.evaluate(graph, node);
+    if (!values) continue;  // no kernel, or one that refuses these values: the run reports it
     const std::vector<ValueId> outs = node.outputs;
     size_t next = 0;
     for (ValueId v : outs) {
       if (!v.valid()) continue;
       const Value& value = graph.value(v);
-      const ValueId c = graph.add_constant(graph.unique_name(value.name), std::move(values[next++]), value.roles);
+      const ValueId c = graph.add_constant(graph.unique_name(value.name), std::move((*values)[next++]), value.roles);
       graph.replace_all_uses(v, c);
     }
     graph.erase_node(id);

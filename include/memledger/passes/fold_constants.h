@@ -1,5 +1,5 @@
 // Constant folding: a node whose inputs are all constants is evaluated once, by the
-// interpreter's own kernel, and its outputs become constants. Size-limited: a fold whose
+// interpreter's own kernel (PassOptions::evaluate), and its outputs become constants. Size-limited: a fold whose
 // result takes more bytes than the node's constant inputs together (Expand, Tile,
 // ConstantOfShape, Range to a big shape; a widening Cast) is left as it is, a compact
 // broadcast computed at run time, instead of a blown-up constant (the seeds' lesson, and
