@@ -36,3 +36,29 @@ add_custom_target(corpus-check
   USES_TERMINAL
   VERBATIM)
 unset(_memledger_corpus_args)
+
+# The model sweep's CI subset (scripts/corpus/sweep.py): a vision transformer, swin,
+# maxvit, densenet, inception and a segmenter, folded variant only, exported into their own
+# folder; `cmake --build <dir> --target sweep` runs inspect, plan, run against
+# onnxruntime and run --arena on each. The whole sweep (every torchvision model) is the
+# same script on a folder made with `export_torchvision.py --all --variants folded`.
+set(MEMLEDGER_SWEEP_DIR "${PROJECT_BINARY_DIR}/sweep" CACHE PATH "Folder the corpus-sweep target exports into")
+set(MEMLEDGER_SWEEP_MODELS "vit_b_16,swin_t,maxvit_t,densenet121,inception_v3,lraspp_mobilenet_v3_large"
+    CACHE STRING "Comma-separated models of the CI sweep")
+add_custom_target(corpus-sweep
+  COMMAND "${MEMLEDGER_CORPUS_PYTHON}" "${PROJECT_SOURCE_DIR}/scripts/corpus/export_torchvision.py"
+          --out "${MEMLEDGER_SWEEP_DIR}" --seed "${MEMLEDGER_CORPUS_SEED}" --variants folded
+          --models "${MEMLEDGER_SWEEP_MODELS}"
+  WORKING_DIRECTORY "${PROJECT_BINARY_DIR}"
+  COMMENT "Exporting the sweep's models into ${MEMLEDGER_SWEEP_DIR}"
+  USES_TERMINAL
+  VERBATIM)
+add_custom_target(sweep
+  COMMAND "${MEMLEDGER_CORPUS_PYTHON}" "${PROJECT_SOURCE_DIR}/scripts/corpus/sweep.py"
+          --corpus "${MEMLEDGER_SWEEP_DIR}" --memledger "$<TARGET_FILE:memledger_cli>"
+          --json "${PROJECT_BINARY_DIR}/sweep.json"
+  DEPENDS corpus-sweep memledger_cli
+  WORKING_DIRECTORY "${PROJECT_BINARY_DIR}"
+  COMMENT "Sweeping ${MEMLEDGER_SWEEP_DIR} through memledger and onnxruntime"
+  USES_TERMINAL
+  VERBATIM)

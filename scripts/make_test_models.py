@@ -130,9 +130,15 @@ def custom_op():
 
 
 def lrn():
-    """An operator the op table knows (channel-first, no workspace) that has no kernel: plans, cannot run."""
+    """An operator the op table knows (channel-first, no workspace): plans and runs."""
     nodes = [helper.make_node("LRN", ["x"], ["y"], name="lrn", size=3)]
     return model(nodes, [vi("x", [1, 3, 4, 4])], [vi("y", [1, 3, 4, 4])])
+
+
+def global_lp_pool():
+    """An operator the op table knows (channel-first) that has no kernel: plans, cannot run."""
+    nodes = [helper.make_node("GlobalLpPool", ["x"], ["y"], name="lp_pool", p=2)]
+    return model(nodes, [vi("x", [1, 3, 4, 4])], [vi("y", [1, 3, 1, 1])])
 
 
 def quantized_per_axis():
@@ -217,6 +223,7 @@ def main():
     save(nhwc_input(), "nhwc_input.onnx")
     save(custom_op(), "custom_op.onnx")
     save(lrn(), "lrn.onnx")
+    save(global_lp_pool(), "global_lp_pool.onnx")
     save(quantized_per_axis(), "quantized_per_axis.onnx")
     save(external_data(), "external_data.onnx")
     bad_models()

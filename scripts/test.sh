@@ -25,3 +25,9 @@ cmake --build "$build" --target corpus
 export MEMLEDGER_CORPUS_DIR="$build/corpus"
 cd "$build"
 ctest --output-on-failure -j "$(nproc)"
+# The model sweep's CI subset (vision transformer, swin, maxvit, densenet, inception, a
+# segmenter): import, plan, outputs against onnxruntime, bit-identical arena runs. Not under
+# the sanitizers (minutes of float work there; the kernels it runs are covered above).
+if [ "${1:-}" != "--sanitize" ]; then
+  cmake --build "$build" --target sweep
+fi

@@ -32,6 +32,9 @@ import zlib
 from pathlib import Path
 
 OPSET = 13
+# Opset used when the exporter cannot write a model at OPSET (an operator it only has a
+# symbolic for at a later opset).
+FALLBACK_OPSET = 17
 DEFAULT_MODELS = [
     "resnet18",
     "mobilenet_v2",
@@ -40,12 +43,19 @@ DEFAULT_MODELS = [
     "efficientnet_b0",
     "mnasnet0_5",
 ]
+# Segmentation models exported besides the classifiers (their "out" head only; no
+# auxiliary classifier, no pretrained backbone).
+SEGMENTATION_MODELS = ["fcn_resnet50", "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large"]
 # Input side length where 224 does not fit the architecture's design.
 INPUT_SIDE = {"inception_v3": 299}
-# Extra builder arguments, only to pin defaults that torchvision warns will change.
-BUILDER_KWARGS = {"googlenet": {"init_weights": True}, "inception_v3": {"init_weights": True}}
-# A single ONNX protobuf cannot exceed 2 GiB; bigger models would need external data.
+# Extra builder arguments, only to pin defaults that torchvision warns will change, and to
+# keep segmentation models from downloading a pretrained backbone.
+BUILDER_KWARGS = {"googlenet": {"init_weights": True}, "inception_v3": {"init_weights": True},
+                  **{name: {"weights_backbone": None} for name in SEGMENTATION_MODELS}}
+# A single ONNX protobuf cannot exceed 2 GiB: bigger models keep their weights as ONNX
+# external data in <name>.onnx.data next to the model.
 PROTOBUF_LIMIT = 2**31 - 1
+VARIANTS = ("folded", "bn")
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 1
 
@@ -101,20 +111,24 @@ def save_manifest(out: Path, manifest: dict) -> None:
     write_atomic(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
 
 
-def is_cached(out: Path, entry: dict | None, key: dict) -> bool:
-    """Same generator key and every listed file present with its recorded size.
+def is_cached(out: Path, entry: dict | None, key: dict, variants=VARIANTS) -> bool:
+    """Same generator key, the asked variants made, and every listed file present with its
+    recorded size.
 
     Sizes, not hashes, keep a no-op run fast; check_bn_variants.py re-hashes."""
     if not entry or entry.get("generator") != key:
         return False
+    if not set(variants) <= {v["variant"] for v in entry["variants"]}:
+        return False
     files = [v for v in entry["variants"]] + [entry["input"], entry["reference_output"]]
+    files += [v["external_data"] for v in entry["variants"] if "external_data" in v]
     return all((out / f["file"]).is_file() and (out / f["file"]).stat().st_size == f["bytes"] for f in files)
 
 
 def all_classification_models() -> list[str]:
     import torchvision.models
 
-    return sorted(torchvision.models.list_models(module=torchvision.models))
+    return sorted(torchvision.models.list_models(module=torchvision.models)) + SEGMENTATION_MODELS
 
 
 def randomise_batchnorm(model, generator) -> list:
@@ -179,7 +193,53 @@ def finish_export(onnx_bytes: bytes, output_shape: list[int]) -> tuple[bytes, in
     return model.SerializeToString(), batchnorms, True
 
 
-def export_model(name: str, out: Path, key: dict) -> dict:
+class SegmentationOut:
+    """Wraps a torchvision segmentation model so it returns its "out" tensor alone."""
+
+    @staticmethod
+    def wrap(model):
+        import torch
+
+        class Wrapped(torch.nn.Module):
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, x):
+                return self.inner(x)["out"]
+
+        return Wrapped(model)
+
+
+def export_onnx(model, x, training, opset: int, external: bool, out: Path, filename: str):
+    """torch.onnx.export into bytes; with external=True the weights go to <filename>.data
+    (one file) and the bytes hold the graph only. Returns (bytes, external data file or None)."""
+    import tempfile
+
+    import onnx
+    import torch
+
+    kwargs = dict(opset_version=opset, training=training, do_constant_folding=True, input_names=["input"],
+                  output_names=[getattr(model, "output_name", "logits")])
+    if not external:
+        buf = io.BytesIO()
+        torch.onnx.export(model, x, buf, **kwargs)
+        return buf.getvalue(), None
+    # Over 2 GiB the exporter writes one file per tensor next to the model; gather them
+    # into one data file beside the final model.
+    with tempfile.TemporaryDirectory(dir=out) as tmp:
+        path = Path(tmp) / filename
+        torch.onnx.export(model, x, str(path), **kwargs)
+        proto = onnx.load(str(path), load_external_data=True)
+    data_name = filename + ".data"
+    (out / data_name).unlink(missing_ok=True)
+    onnx.save_model(proto, str(out / filename), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location=data_name, size_threshold=1024)
+    data = (out / filename).read_bytes()
+    return data, data_name
+
+
+def export_model(name: str, out: Path, key: dict, variants=VARIANTS) -> dict:
     """Exports one model's files and returns its manifest entry."""
     import numpy as np
     import torch
@@ -189,12 +249,14 @@ def export_model(name: str, out: Path, key: dict) -> dict:
     seed = model_seed(key["seed"], name)
     torch.manual_seed(seed)
     model = torchvision.models.get_model(name, weights=None, **BUILDER_KWARGS.get(name, {}))
+    segmentation = name in SEGMENTATION_MODELS
+    if segmentation:
+        model = SegmentationOut.wrap(model)
+        model.output_name = "out"
     model.eval()
     param_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
     param_bytes += sum(b.numel() * b.element_size() for b in model.buffers())
-    if param_bytes > PROTOBUF_LIMIT:
-        raise SkipModel(f"weights take {param_bytes / 2**30:.2f} GiB, over the 2 GiB protobuf limit "
-                        "(would need ONNX external data)")
+    external = param_bytes > PROTOBUF_LIMIT * 0.9
     batchnorm_modules = randomise_batchnorm(model, torch.Generator().manual_seed(seed))
     reinit_zero_weights(model)
 
@@ -212,7 +274,7 @@ def export_model(name: str, out: Path, key: dict) -> dict:
         "generator": key,
         "input_name": "input",
         "input_shape": shape,
-        "output_name": "logits",
+        "output_name": "out" if segmentation else "logits",
         "output_shape": list(y.shape),
         "opset": OPSET,
         "batchnorm_modules": batchnorms,  # those the forward pass runs
@@ -226,19 +288,28 @@ def export_model(name: str, out: Path, key: dict) -> dict:
         # still emits inference BatchNormalization because the model is in eval mode.
         ("bn", f"{name}.bn.onnx", torch.onnx.TrainingMode.PRESERVE),
     ):
-        buf = io.BytesIO()
-        torch.onnx.export(model, torch.from_numpy(x), buf, opset_version=OPSET, training=training,
-                          do_constant_folding=True, input_names=["input"], output_names=["logits"])
-        data, batchnorm_nodes, declared = finish_export(buf.getvalue(), entry["output_shape"])
+        if variant not in variants:
+            continue
+        try:
+            raw, data_file = export_onnx(model, torch.from_numpy(x), training, entry["opset"], external, out, filename)
+        except Exception:  # noqa: BLE001 - the exporter raises many kinds; retry at the later opset
+            if entry["opset"] == FALLBACK_OPSET:
+                raise
+            entry["opset"] = FALLBACK_OPSET
+            raw, data_file = export_onnx(model, torch.from_numpy(x), training, entry["opset"], external, out, filename)
+        data, batchnorm_nodes, declared = finish_export(raw, entry["output_shape"])
         write_atomic(out / filename, data)
-        entry["variants"].append({
+        record = {
             "variant": variant,
             "file": filename,
             "sha256": sha256_of(data),
             "bytes": len(data),
             "batchnorm_nodes": batchnorm_nodes,
             "output_shape_declared": declared,
-        })
+        }
+        if data_file:
+            record["external_data"] = {"file": data_file, "bytes": (out / data_file).stat().st_size}
+        entry["variants"].append(record)
     for field, filename, array in (("input", f"{name}.input.npy", x), ("reference_output", f"{name}.output.npy", y)):
         buf = io.BytesIO()
         np.save(buf, array)
@@ -275,6 +346,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--list", action="store_true", help="print the model names that would be exported and exit")
     parser.add_argument("--force", action="store_true", help="export even when the cached files are current")
     parser.add_argument("--verify", action="store_true", help="run check_bn_variants.py on the output afterwards")
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help="variants to export, of folded,bn (default: both)")
     args = parser.parse_args(argv)
 
     if args.all:
@@ -283,6 +356,9 @@ def main(argv: list[str]) -> int:
         names = [n.strip() for n in args.models.split(",") if n.strip()]
     else:
         names = list(DEFAULT_MODELS)
+    variants = tuple(v.strip() for v in args.variants.split(",") if v.strip())
+    if not variants or not set(variants) <= set(VARIANTS):
+        parser.error(f"--variants takes a comma-separated subset of {','.join(VARIANTS)}")
     if args.list:
         print("\n".join(names))
         return 0
@@ -298,7 +374,8 @@ def main(argv: list[str]) -> int:
             del manifest["skipped"][name]
     for name, entry in list(manifest["models"].items()):
         if entry.get("generator") != key:
-            for f in entry.get("variants", []) + [entry.get("input", {}), entry.get("reference_output", {})]:
+            for f in (entry.get("variants", []) + [entry.get("input", {}), entry.get("reference_output", {})] +
+                      [v["external_data"] for v in entry.get("variants", []) if "external_data" in v]):
                 if "file" in f:
                     (out / f["file"]).unlink(missing_ok=True)
             del manifest["models"][name]
@@ -306,14 +383,14 @@ def main(argv: list[str]) -> int:
     manifest.setdefault("skipped", {})
 
     # A model skipped as too big under the same key stays skipped without a retry.
-    todo = [n for n in names if args.force or not (is_cached(out, manifest["models"].get(n), key)
+    todo = [n for n in names if args.force or not (is_cached(out, manifest["models"].get(n), key, variants)
                                                    or manifest["skipped"].get(n, {}).get("generator") == key)]
     print(f"corpus: {len(names)} models, {len(names) - len(todo)} cached, {len(todo)} to export into {out}")
     if todo:
         import torchvision.models
 
         quiet_exporter()
-        known = set(torchvision.models.list_models(module=torchvision.models))
+        known = set(torchvision.models.list_models(module=torchvision.models)) | set(SEGMENTATION_MODELS)
     failed, skipped = {}, {}
     started = time.monotonic()
     for i, name in enumerate(todo, 1):
@@ -323,7 +400,7 @@ def main(argv: list[str]) -> int:
             print(f"{prefix}: FAILED: {failed[name]}", flush=True)
             continue
         try:
-            entry = export_model(name, out, key)
+            entry = export_model(name, out, key, variants)
         except SkipModel as e:
             skipped[name] = str(e)
             manifest["skipped"][name] = {"reason": str(e), "generator": key}

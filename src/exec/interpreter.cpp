@@ -67,4 +67,31 @@ std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed) {
   return result;
 }
 
+std::optional<std::vector<Tensor>> evaluate_constant_node(const Graph& graph, const Node& node) {
+  Graph g;
+  g.opset = graph.opset;
+  Node copy = node;
+  for (ValueId& v : copy.inputs) {
+    if (!v.valid()) continue;
+    const Value& value = graph.value(v);
+    if (!value.is_constant()) return std::nullopt;
+    v = g.add_constant(value.name, *value.constant, value.roles);
+  }
+  std::vector<ValueId> outputs;
+  for (ValueId& v : copy.outputs) {
+    if (!v.valid()) continue;
+    const Value& value = graph.value(v);
+    v = g.add_value({.name = value.name, .dtype = value.dtype, .shape = value.shape, .roles = value.roles});
+    outputs.push_back(v);
+  }
+  const NodeId id = g.add_node(std::move(copy));
+  for (ValueId v : outputs) g.mark_output(v);
+  if (!unsupported_reason(g, id).empty()) return std::nullopt;
+  try {
+    return run_graph(g, std::vector<Tensor>{});
+  } catch (const Error&) {
+    return std::nullopt;  // the kernel refuses these values: the run reports it
+  }
+}
+
 }  // namespace memledger

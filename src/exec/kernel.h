@@ -84,6 +84,11 @@ void add_matmul_kernels(KernelTable& table);
 void add_normalization_kernels(KernelTable& table);
 void add_data_movement_kernels(KernelTable& table);
 void add_quantization_kernels(KernelTable& table);
+void add_logic_kernels(KernelTable& table);
+void add_index_kernels(KernelTable& table);
+void add_resample_kernels(KernelTable& table);
+void add_einsum_kernels(KernelTable& table);
+void add_nn_extra_kernels(KernelTable& table);
 
 // ---- helpers shared by the kernel families ----
 

@@ -18,6 +18,11 @@ const std::map<std::string, Kernel, std::less<>>& kernel_table() {
     add_normalization_kernels(entries);
     add_data_movement_kernels(entries);
     add_quantization_kernels(entries);
+    add_logic_kernels(entries);
+    add_index_kernels(entries);
+    add_resample_kernels(entries);
+    add_einsum_kernels(entries);
+    add_nn_extra_kernels(entries);
     std::map<std::string, Kernel, std::less<>> result;
     for (auto& [key, kernel] : entries) {
       // A kernel attaches to an op table record: what it promises is stated there.

@@ -2,7 +2,7 @@
 // Identity, Dropout, Reshape, Flatten, Squeeze, Unsqueeze (a plain copy, which may be
 // written over its input), Transpose, Expand, Tile, Concat, Split, Slice, Gather (strided
 // copies: Expand and Tile read the input through zero strides), Shape, Size, Constant,
-// ConstantOfShape and Cast.
+// ConstantOfShape, Cast and CastLike.
 #include <cstring>
 
 #include "kernel.h"
@@ -26,10 +26,21 @@ void copy_input(KernelContext& ctx) {
 
 Kernel copy_kernel() { return Kernel{.check = any_dtype, .run = copy_input}; }
 
+// A training-mode Dropout with ratio 0 drops nothing: the identity, with an all-true mask
+// (swin as torchvision 0.14 exports it).
+bool zero_ratio(const KernelContext& ctx) {
+  if (!ctx.has_input(1)) return false;
+  const InputView& r = ctx.in(1);
+  if (r.elements() != 1) return false;
+  if (r.dtype == DType::kFloat32) return *r.as<float>() == 0.0f;
+  if (r.dtype == DType::kFloat64) return *r.as<double>() == 0.0;
+  return false;
+}
+
 void dropout(KernelContext& ctx) {
   if (ctx.has_input(2)) {
     const InputView& training = ctx.in(2);
-    if (training.elements() > 0 && std::to_integer<int>(training.data[0]) != 0)
+    if (training.elements() > 0 && std::to_integer<int>(training.data[0]) != 0 && !zero_ratio(ctx))
       fail("node {}: Dropout in training mode is not supported", ctx.node.label());
   }
   copy_input(ctx);
@@ -44,7 +55,12 @@ std::string check_dropout(const Graph& g, const Node& n) {
   if (n.inputs.size() < 3 || !n.inputs[2].valid()) return {};
   const Value& training = g.value(n.inputs[2]);
   if (!training.is_constant()) return "training_mode given at run time (inference only)";
-  if (training.constant->elements() > 0 && training.constant->element_as_double(0) != 0) return "training mode";
+  if (training.constant->elements() > 0 && training.constant->element_as_double(0) != 0) {
+    const Value* ratio = n.inputs[1].valid() ? &g.value(n.inputs[1]) : nullptr;
+    if (ratio && ratio->is_constant() && ratio->constant->elements() == 1 && ratio->constant->element_as_double(0) == 0)
+      return {};  // ratio 0 drops nothing
+    return "training mode with a ratio other than a constant 0";
+  }
   return {};
 }
 
@@ -333,6 +349,8 @@ void add_data_movement_kernels(KernelTable& t) {
   plain("Constant", constant);
   plain("ConstantOfShape", constant_of_shape);
   t.emplace_back(":Cast", Kernel{.check = check_cast, .run = cast});
+  // CastLike: the output's dtype is input 1's; the conversion is Cast's.
+  t.emplace_back(":CastLike", Kernel{.check = check_cast, .run = cast});
 }
 
 }  // namespace memledger::exec

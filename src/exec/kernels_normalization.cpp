@@ -117,7 +117,7 @@ void layer_norm(KernelContext& ctx) {
 
 // ---- Reduce* ----
 
-enum class Reduce { kMean, kSum, kMax, kMin };
+enum class Reduce { kMean, kSum, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
 
 std::vector<int64_t> reduce_axes(const KernelContext& ctx) {
   if (ctx.has_input(1)) return read_ints(ctx.in(1));
@@ -144,10 +144,25 @@ void reduce(KernelContext& ctx) {
     for (int64_t a : axes) kept[normalize_axis(ctx.node, a, rank)] = 1;
   }
   if (element_count(kept) != y.elements()) fail("node {}: output size does not match the reduction", ctx.node.label());
-  const float init = kOp == Reduce::kMax   ? -std::numeric_limits<float>::infinity()
-                     : kOp == Reduce::kMin ? std::numeric_limits<float>::infinity()
-                                           : 0.0f;
+  const float init = kOp == Reduce::kMax    ? -std::numeric_limits<float>::infinity()
+                     : kOp == Reduce::kMin  ? std::numeric_limits<float>::infinity()
+                     : kOp == Reduce::kProd ? 1.0f
+                                            : 0.0f;
   std::fill(py, py + y.elements(), init);
+  // LogSumExp subtracts each output's maximum first (no overflow for large inputs).
+  std::vector<float> max;
+  if constexpr (kOp == Reduce::kLogSumExp) {
+    max.assign(static_cast<size_t>(y.elements()), -std::numeric_limits<float>::infinity());
+    StridedLoop<2> pass(x.shape, {dense_strides(x.shape), broadcast_strides(kept, x.shape)});
+    pass.for_each_row([&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& s) {
+      for (int64_t i = 0; i < n; ++i) {
+        float& m = max[static_cast<size_t>(off[1] + i * s[1])];
+        m = std::max(m, px[off[0] + i]);
+      }
+    });
+    for (float& m : max)
+      if (!std::isfinite(m)) m = 0;
+  }
   StridedLoop<2> loop(x.shape, {dense_strides(x.shape), broadcast_strides(kept, x.shape)});
   loop.for_each_row([&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& s) {
     const float* in = px + off[0];
@@ -158,10 +173,23 @@ void reduce(KernelContext& ctx) {
         acc = std::max(acc, in[i]);
       else if constexpr (kOp == Reduce::kMin)
         acc = std::min(acc, in[i]);
+      else if constexpr (kOp == Reduce::kProd)
+        acc *= in[i];
+      else if constexpr (kOp == Reduce::kL1)
+        acc += std::fabs(in[i]);
+      else if constexpr (kOp == Reduce::kL2 || kOp == Reduce::kSumSquare)
+        acc += in[i] * in[i];
+      else if constexpr (kOp == Reduce::kLogSumExp)
+        acc += std::exp(in[i] - max[static_cast<size_t>(off[1] + i * s[1])]);
       else
         acc += in[i];
     }
   });
+  for (int64_t i = 0; i < y.elements(); ++i) {
+    if constexpr (kOp == Reduce::kL2) py[i] = std::sqrt(py[i]);
+    if constexpr (kOp == Reduce::kLogSum) py[i] = std::log(py[i]);
+    if constexpr (kOp == Reduce::kLogSumExp) py[i] = std::log(py[i]) + max[static_cast<size_t>(i)];
+  }
   if constexpr (kOp == Reduce::kMean) {
     const float count = static_cast<float>(x.elements() / std::max<int64_t>(y.elements(), 1));
     for (int64_t i = 0; i < y.elements(); ++i) py[i] /= count;
@@ -196,6 +224,12 @@ void add_normalization_kernels(KernelTable& t) {
   t.emplace_back(":ReduceSum", float_kernel(reduce<Reduce::kSum>));
   t.emplace_back(":ReduceMax", float_kernel(reduce<Reduce::kMax>));
   t.emplace_back(":ReduceMin", float_kernel(reduce<Reduce::kMin>));
+  t.emplace_back(":ReduceProd", float_kernel(reduce<Reduce::kProd>));
+  t.emplace_back(":ReduceL1", float_kernel(reduce<Reduce::kL1>));
+  t.emplace_back(":ReduceL2", float_kernel(reduce<Reduce::kL2>));
+  t.emplace_back(":ReduceSumSquare", float_kernel(reduce<Reduce::kSumSquare>));
+  t.emplace_back(":ReduceLogSum", float_kernel(reduce<Reduce::kLogSum>));
+  t.emplace_back(":ReduceLogSumExp", float_kernel(reduce<Reduce::kLogSumExp>));
 }
 
 }  // namespace memledger::exec

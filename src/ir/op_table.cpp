@@ -131,7 +131,7 @@ std::vector<OpRecord> make_table() {
   t.push_back(with(unary("Dropout"), [](OpRecord& r) { r.in_place = InPlaceRule::kAlias; }));
   for (std::string_view op : {"Softmax", "LogSoftmax", "Hardmax", "LayerNormalization"})
     t.push_back(with(unary(op), [](OpRecord& r) { r.tile = T::kGeneric; }));
-  for (std::string_view op : {"CumSum", "ReverseSequence"})
+  for (std::string_view op : {"CumSum", "ReverseSequence", "LpNormalization"})
     t.push_back(with(unary(op), [](OpRecord& r) {
       r.tile = T::kGeneric;
       r.in_place = InPlaceRule::kNone;
@@ -208,6 +208,9 @@ std::vector<OpRecord> make_table() {
     t.push_back(reduction(op));
   t.push_back(with(reduction("ReduceMean"), [](OpRecord& r) { r.tile = T::kGlobalPool; }));
 
+  // Losses (inference math): a reduced loss, or one per element when reduction is none.
+  for (std::string_view op : {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"}) t.push_back(plain(op));
+
   // Reshape-like.
   for (std::string_view op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) t.push_back(alias(op));
 
@@ -217,9 +220,9 @@ std::vector<OpRecord> make_table() {
   for (std::string_view op : {"MatMulInteger", "QLinearMatMul", "Einsum"}) t.push_back(plain(op));
 
   // Data movement and shape computation.
-  for (std::string_view op :
-       {"Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "Shape", "Size", "Constant",
-        "ConstantOfShape", "Range", "NonZero", "OneHot", "Trilu", "EyeLike", "Compress", "Unique", "NonMaxSuppression"})
+  for (std::string_view op : {"Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "Shape", "Size",
+                              "Constant", "ConstantOfShape", "Range", "NonZero", "OneHot", "Trilu", "EyeLike",
+                              "Compress", "Unique", "NonMaxSuppression", "Scatter"})
     t.push_back(plain(op));
   return t;
 }

@@ -342,14 +342,18 @@ Graph build_graph(ModelProto& model, const ImportOptions& options, const std::st
   fix_input_shapes(gp, options);
   refuse_window_rank_mismatch(gp);
 
-  // Initializers: external data is read (bounded) and every tensor converted after its
-  // declared size is checked against the bytes present.
-  int64_t budget = options.max_bytes;
+  // Initializers: external data is read (bounded) and every tensor's declared size is
+  // checked against the bytes present. They are converted (and their protobuf bytes
+  // dropped, one at a time) only when the graph is built, so the weights are held once
+  // plus the biggest tensor, not twice.
+  int64_t budget = options.max_external_bytes;
   for (auto& init : *gp.mutable_initializer())
     if (init.data_location() == TensorProto::EXTERNAL) resolve_external_data(init, model_dir, budget);
-  std::unordered_map<std::string, Tensor> constants;
-  for (const auto& init : gp.initializer())
-    constants.emplace(init.name(), onnx_io::tensor_from_proto(init, "initializer '" + init.name() + "'"));
+  std::unordered_set<std::string> constants;
+  for (const auto& init : gp.initializer()) {
+    onnx_io::check_tensor_proto(init, "initializer '" + init.name() + "'");
+    constants.insert(init.name());
+  }
 
   // Roles the file states (dimension denotations on its inputs, outputs and value_info),
   // read before shape inference, which copies denotations onto values it infers.
@@ -406,9 +410,16 @@ Graph build_graph(ModelProto& model, const ImportOptions& options, const std::st
     ids[input.name()] = g.add_input(
         {.name = input.name(), .dtype = t.dtype, .shape = t.shape, .roles = roles_of(input.name(), t.shape)});
   }
-  for (const auto& init : gp.initializer()) {
-    auto it = constants.find(init.name());
-    ids[init.name()] = g.add_constant(init.name(), std::move(it->second));
+  for (auto& init : *gp.mutable_initializer()) {
+    ids[init.name()] =
+        g.add_constant(init.name(), onnx_io::tensor_from_proto(init, "initializer '" + init.name() + "'"));
+    // Clearing a protobuf field keeps its capacity: swap the storage out to free it.
+    std::string().swap(*init.mutable_raw_data());
+    google::protobuf::RepeatedField<float>().Swap(init.mutable_float_data());
+    google::protobuf::RepeatedField<int32_t>().Swap(init.mutable_int32_data());
+    google::protobuf::RepeatedField<int64_t>().Swap(init.mutable_int64_data());
+    google::protobuf::RepeatedField<double>().Swap(init.mutable_double_data());
+    init.clear_raw_data();
   }
 
   for (int i = 0; i < gp.node_size(); ++i) {
@@ -475,12 +486,20 @@ Graph import_onnx_file(const std::string& path, const ImportOptions& options) {
   if (ec) fail("{}: cannot read the file", path);
   if (static_cast<int64_t>(size) > options.max_bytes)
     fail("{}: the file is {} bytes, more than the bound of {}", path, size, options.max_bytes);
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes(static_cast<size_t>(size), '\0');
-  if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) fail("{}: cannot read the file", path);
   std::string dir = fs::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
-  return import_onnx_bytes(bytes, options, path, dir);
+  // Parsed straight from the file: no copy of the whole file is held beside the message.
+  try {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail("cannot read the file");
+    ModelProto model;
+    if (!model.ParseFromIstream(&in))
+      fail("not an ONNX model: the protobuf does not parse (a truncated or garbled file?)");
+    if (!model.has_graph()) fail("not an ONNX model: it has no graph");
+    return build_graph(model, options, dir);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what(), e.code());
+  }
 }
 
 void add_input_shape(ImportOptions& options, const std::string& text) {

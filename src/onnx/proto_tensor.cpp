@@ -1,6 +1,7 @@
 #include "onnx/proto_tensor.h"
 
 #include <cstring>
+#include <optional>
 
 #include "memledger/core/checked.h"
 #include "memledger/core/error.h"
@@ -40,7 +41,15 @@ void unpack_int4(std::span<const std::byte> packed, Tensor& out) {
 
 }  // namespace
 
-Tensor tensor_from_proto(const TensorProto& proto, const std::string& what) {
+namespace {
+
+struct CheckedTensor {
+  DType type;
+  Shape shape;
+};
+
+// Every check tensor_from_proto makes, without allocating anything.
+CheckedTensor checked_tensor(const TensorProto& proto, const std::string& what) {
   if (proto.data_type() == TensorProto::STRING) fail("{}: string tensors are not supported", what);
   const auto type = dtype_from_onnx_code(proto.data_type());
   if (!type) fail("{}: element type {} is not supported", what, onnx_type_name(proto.data_type()));
@@ -59,13 +68,7 @@ Tensor tensor_from_proto(const TensorProto& proto, const std::string& what) {
     if (static_cast<int64_t>(raw.size()) != expected)
       fail("{}: shape {} of {} needs {} bytes but raw_data holds {}", what, shape_to_string(shape), dtype_name(*type),
            expected, raw.size());
-    Tensor tensor(*type, shape);
-    const auto* data = reinterpret_cast<const std::byte*>(raw.data());
-    if (is_sub_byte(*type))
-      unpack_int4({data, raw.size()}, tensor);
-    else if (!raw.empty())
-      std::memcpy(tensor.bytes().data(), data, raw.size());
-    return tensor;
+    return {*type, shape};
   }
 
   // Typed fields: which one holds the data, and how many entries it must have (int4
@@ -94,6 +97,26 @@ Tensor tensor_from_proto(const TensorProto& proto, const std::string& what) {
   if (entries != expected_entries)
     fail("{}: shape {} declares {} elements but the tensor holds {} values", what, shape_to_string(shape), elements,
          entries);
+  return {*type, shape};
+}
+
+}  // namespace
+
+void check_tensor_proto(const TensorProto& proto, const std::string& what) { checked_tensor(proto, what); }
+
+Tensor tensor_from_proto(const TensorProto& proto, const std::string& what) {
+  const auto [type_value, shape] = checked_tensor(proto, what);
+  const std::optional<DType> type = type_value;
+  if (proto.has_raw_data()) {
+    const auto& raw = proto.raw_data();
+    Tensor tensor(*type, shape);
+    const auto* data = reinterpret_cast<const std::byte*>(raw.data());
+    if (is_sub_byte(*type))
+      unpack_int4({data, raw.size()}, tensor);
+    else if (!raw.empty())
+      std::memcpy(tensor.bytes().data(), data, raw.size());
+    return tensor;
+  }
   Tensor tensor(*type, shape);
   const int width = host_element_bytes(*type);
   switch (*type) {

@@ -15,6 +15,8 @@ namespace memledger::onnx_io {
 // declared shape's size must match the data present before anything is allocated; `what`
 // names the tensor in messages ("initializer 'w'").
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& what);
+// The checks tensor_from_proto makes (an Error naming `what`), without allocating.
+void check_tensor_proto(const onnx::TensorProto& proto, const std::string& what);
 
 // Tensor → TensorProto with raw_data (little-endian; int4 packed two per byte).
 onnx::TensorProto tensor_to_proto(const Tensor& tensor, const std::string& name);

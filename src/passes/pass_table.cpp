@@ -11,6 +11,7 @@
 #include "memledger/passes/dead_code.h"
 #include "memledger/passes/duplicate_constants.h"
 #include "memledger/passes/fold_batchnorm.h"
+#include "memledger/passes/fold_constants.h"
 #include "memledger/passes/fuse_affine.h"
 #include "memledger/passes/lazy_expand.h"
 #include "memledger/passes/repeat_to_plain_conv.h"
@@ -19,9 +20,12 @@
 namespace memledger {
 
 const std::vector<PassInfo>& pass_table() {
-  // Order matters: BatchNorm folds into a Conv before the rest become Affines; unit
+  // Order matters: constants fold first (Identity over a weight hides it from the
+  // patterns after); BatchNorm folds into a Conv before the rest become Affines; unit
   // coefficients are found on Affines; dead code goes last.
   static const std::vector<PassInfo> table{
+      {"fold-constants", "evaluate nodes whose inputs are all constants, unless the result is bigger than those inputs",
+       true, fold_constants},
       {"fold-batchnorm", "fold inference BatchNormalization into the Conv before it", true, fold_batchnorm},
       {"fuse-affine", "per-channel Mul+Add and BatchNormalization become one Affine with compact parameters", true,
        fuse_affine},

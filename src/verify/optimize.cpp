@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "memledger/exec/interpreter.h"
 #include "memledger/ir/affine.h"
 #include "memledger/ir/printer.h"
 
@@ -12,7 +13,9 @@ namespace memledger {
 OptimizeResult optimize_graph(const Graph& original, const OptimizeOptions& options) {
   OptimizeResult result{.graph = original, .steps = {}, .verification = {}, .lowered = 0};
   const std::vector<std::string> passes = options.passes.empty() ? default_pipeline() : options.passes;
-  result.steps = run_pipeline(result.graph, passes, options.pass_options, options.dump);
+  PassOptions pass_options = options.pass_options;
+  if (!pass_options.evaluate) pass_options.evaluate = evaluate_constant_node;  // fold-constants runs kernels
+  result.steps = run_pipeline(result.graph, passes, pass_options, options.dump);
   // Verify and report what will be written, not an IR operator the file cannot hold.
   result.lowered = lower_affine(result.graph);
   if (result.lowered > 0 && options.dump)

@@ -12,8 +12,9 @@ memledger_cli_test(plan_declared_operator_sim ARGS plan ${_onnx}/custom_op.onnx 
   OUTPUT "FancyNorm")
 memledger_cli_test(run_declared_operator_has_no_kernel ARGS run ${_onnx}/custom_op.onnx
   EXIT_CODE 2 OUTPUT "operator com.example.FancyNorm has no kernel: memledger can plan it but not run it")
-memledger_cli_test(plan_table_operator_without_kernel ARGS plan ${_onnx}/lrn.onnx OUTPUT "peak-live")
-memledger_cli_test(run_table_operator_without_kernel ARGS run ${_onnx}/lrn.onnx
-  EXIT_CODE 2 OUTPUT "node LRN 'lrn': operator LRN has no kernel")
+memledger_cli_test(plan_table_operator_without_kernel ARGS plan ${_onnx}/global_lp_pool.onnx OUTPUT "peak-live")
+memledger_cli_test(run_table_operator_without_kernel ARGS run ${_onnx}/global_lp_pool.onnx
+  EXIT_CODE 2 OUTPUT "node GlobalLpPool 'lp_pool': operator GlobalLpPool has no kernel")
+memledger_cli_test(run_table_operator_with_kernel ARGS run ${_onnx}/lrn.onnx OUTPUT "ran 1 nodes")
 unset(_onnx)
 unset(_device)

@@ -111,7 +111,7 @@ endforeach()
 
 memledger_cli_test(optimize.unknown_pass
   ARGS optimize ${OPT_DATA}/conv_bn_relu.onnx -o ${OPT_DIR}/never.onnx --passes fuse-affine,frobnicate
-  EXIT_CODE 2 OUTPUT "unknown pass 'frobnicate' \\(known: fold-batchnorm, fuse-affine" NOT_OUTPUT "\nwrote ")
+  EXIT_CODE 2 OUTPUT "unknown pass 'frobnicate' \\(known: fold-constants, fold-batchnorm, fuse-affine" NOT_OUTPUT "\nwrote ")
 memledger_cli_test(optimize.missing_output ARGS optimize ${OPT_DATA}/conv_bn_relu.onnx EXIT_CODE 2
   OUTPUT "--output is required")
 memledger_cli_test(optimize.bad_model ARGS optimize ${OPT_DATA}/bad_truncated.onnx -o ${OPT_DIR}/never.onnx

@@ -2,6 +2,8 @@
 // values, constants, axis roles, and one clear Error for each kind of bad input.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <fstream>
 #include <sstream>
 
@@ -88,6 +90,23 @@ TEST(OnnxImport, ExternalDataNextToTheModel) {
   std::stringstream bytes;
   bytes << in.rdbuf();
   EXPECT_THROW(import_onnx_bytes(bytes.str()), Error);
+}
+
+TEST(OnnxImport, ExternalDataHasItsOwnBound) {
+  // The external bytes count against max_external_bytes, not the file's bound: a model
+  // whose weights are beyond 2 GiB reads (vit_h_14), and the bound still refuses.
+  ImportOptions options;
+  options.max_bytes = static_cast<int64_t>(std::filesystem::file_size(data_path("external_data.onnx")));
+  EXPECT_NO_THROW(import_onnx_file(data_path("external_data.onnx"), options));
+  options.max_external_bytes = 8;  // the tensor holds 12
+  try {
+    import_onnx_file(data_path("external_data.onnx"), options);
+    ADD_FAILURE() << "external data over its bound was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("initializer 'w': external data of 12 bytes exceeds the size bound"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(OnnxImport, NhwcInputsThroughTransposeOrStated) {

@@ -3,9 +3,11 @@
 // graphs run on seeded inputs.
 #include <gtest/gtest.h>
 
+#include "memledger/exec/interpreter.h"
 #include "memledger/ir/affine.h"
 #include "memledger/onnx/export.h"
 #include "memledger/onnx/import.h"
+#include "memledger/passes/fold_constants.h"
 #include "memledger/teaching/variants.h"
 #include "pass_models.h"
 
@@ -228,6 +230,70 @@ TEST(Pipeline, DumpMarksUnchangedPasses) {
 TEST(PassTable, UnknownPassNamesTheKnownOnes) {
   EXPECT_THROW(parse_pipeline("fuse-affine,nope"), Error);
   EXPECT_EQ(default_pipeline().size(), pass_table().size());
+}
+
+}  // namespace
+}  // namespace memledger
+
+namespace memledger {
+namespace {
+
+using namespace memledger::testing;
+
+// An exporter's graph: Identity over an initializer, a weight transposed and cast by
+// nodes, and a bias expanded to the activation's full shape by ConstantOfShape/Expand.
+Graph constant_subgraphs() {
+  Graph g;
+  const Shape xs{1, 8, 6};
+  const ValueId x = g.add_input({.name = "x", .shape = xs});
+  const ValueId w = g.add_constant("w", pattern(DType::kFloat32, {6, 6}, 3));
+  const ValueId wi = add_act(g, "w_identity", {6, 6});
+  g.add_node({.name = "identity", .op = "Identity", .inputs = {w}, .outputs = {wi}});
+  const ValueId wt = add_act(g, "w_t", {6, 6});
+  g.add_node({.name = "transpose",
+              .op = "Transpose",
+              .inputs = {wi},
+              .outputs = {wt},
+              .attributes = {{"perm", std::vector<int64_t>{1, 0}}}});
+  const ValueId mm = add_act(g, "mm", xs);
+  g.add_node({.name = "matmul", .op = "MatMul", .inputs = {x, wt}, .outputs = {mm}});
+  // A bias [6] expanded to [1,8,6]: growing, so it stays an Expand at run time.
+  const ValueId b = g.add_constant("b", pattern(DType::kFloat32, {6}, 5));
+  const ValueId full = add_act(g, "b_full", xs);
+  g.add_node({.name = "expand", .op = "Expand", .inputs = {b, add_int64(g, "shape", xs)}, .outputs = {full}});
+  // A ConstantOfShape to [1,8,6]: growing too.
+  Tensor one(DType::kFloat32, {1});
+  one.data<float>()[0] = 1.0f;
+  const ValueId ones = add_act(g, "ones", xs);
+  g.add_node({.name = "ones",
+              .op = "ConstantOfShape",
+              .inputs = {add_int64(g, "ones_shape", xs)},
+              .outputs = {ones},
+              .attributes = {{"value", one}}});
+  const ValueId s = add_act(g, "s", xs), y = add_act(g, "y", xs);
+  g.add_node({.name = "add", .op = "Add", .inputs = {mm, full}, .outputs = {s}});
+  g.add_node({.name = "mul", .op = "Mul", .inputs = {s, ones}, .outputs = {y}});
+  g.mark_output(y);
+  return g;
+}
+
+TEST(FoldConstants, FoldsWhatDoesNotGrowAndKeepsBroadcasts) {
+  const Graph before = constant_subgraphs();
+  const Graph after =
+      check_pass("fold-constants", "identity_transpose_expand", before, {.evaluate = evaluate_constant_node});
+  std::vector<std::string> ops;
+  for (NodeId id : after.order()) ops.push_back(after.node(id).op);
+  // Identity and Transpose folded; Expand and ConstantOfShape kept (their results are
+  // bigger than their constant inputs); the real work stays.
+  EXPECT_EQ(ops, (std::vector<std::string>{"MatMul", "Expand", "ConstantOfShape", "Add", "Mul"}));
+  EXPECT_LE(reachable_constant_bytes(after), reachable_constant_bytes(before));
+}
+
+TEST(FoldConstants, IdentityFoldsAlone) {
+  Graph g = constant_subgraphs();
+  EXPECT_EQ(fold_identity_constants(g).nodes_rewritten, 1);
+  for (NodeId id : g.order()) EXPECT_NE(g.node(id).op, "Identity");
+  EXPECT_TRUE(verify_rewrite(constant_subgraphs(), g).ok);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "device_option.h"
 #include "memledger/onnx/import.h"
+#include "memledger/passes/fold_constants.h"
 #include "memledger/report/inspect_report.h"
 
 namespace memledger::cli {
@@ -25,7 +26,8 @@ void run_inspect(const InspectOptions& o) {
   ImportOptions import_options;
   for (const auto& text : o.input_shapes) add_input_shape(import_options, text);
   import_options.input_layout_nhwc = o.input_layout == "NHWC";
-  const Graph g = import_onnx_file(o.model, import_options);
+  Graph g = import_onnx_file(o.model, import_options);
+  fold_identity_constants(g);  // exporter Identity nodes over initializers are no work
   const Inspection inspection = inspect_graph(g, profile);
   fmt::print("{}", o.format == "json" ? inspection_json(g, profile, inspection, o.model)
                                       : inspection_text(g, profile, inspection, o.model));

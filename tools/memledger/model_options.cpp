@@ -1,5 +1,7 @@
 #include "model_options.h"
 
+#include "memledger/passes/fold_constants.h"
+
 namespace memledger::cli {
 
 void add_model_options(CLI::App* command, ModelOptions& options) {
@@ -15,7 +17,10 @@ Graph load_model(const ModelOptions& options) {
   ImportOptions import;
   for (const auto& text : options.input_shapes) add_input_shape(import, text);
   import.input_layout_nhwc = options.input_layout == "NHWC";
-  return import_onnx_file(options.path, import);
+  Graph graph = import_onnx_file(options.path, import);
+  // Identity/Dropout over a constant is no work: folded so plans show only real steps.
+  fold_identity_constants(graph);
+  return graph;
 }
 
 }  // namespace memledger::cli

@@ -21,7 +21,7 @@ struct ModelOptions {
 // Adds the MODEL positional argument and the shared options to `command`.
 void add_model_options(CLI::App* command, ModelOptions& options);
 
-// Imports the model the options name.
+// Imports the model the options name and folds Identity/Dropout over constants.
 Graph load_model(const ModelOptions& options);
 
 }  // namespace memledger::cli

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,11 @@ std::vector<Tensor> run_graph(const Graph& graph, const std::vector<Tensor>& inp
 // The same, with inputs by name; an input name the graph does not have is an Error.
 std::vector<Tensor> run_graph(const Graph& graph, const std::map<std::string, Tensor>& inputs,
                               const RunOptions& options = {});
+
+// The outputs of `node`, every input of which is a constant (or omitted), computed by its
+// kernel on a graph of its own; nothing when no kernel runs it or the kernel refuses these
+// values. fold-constants' evaluator (PassOptions::evaluate).
+std::optional<std::vector<Tensor>> evaluate_constant_node(const Graph& graph, const Node& node);
 
 // Seeded inputs for every graph input: floats N(0,1), integers in a small range, the same
 // for the same seed on every machine.

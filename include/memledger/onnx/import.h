@@ -24,8 +24,11 @@ struct ImportOptions {
   std::map<std::string, Shape> input_shapes;
   // `--input-layout NHWC`: 4-D graph inputs are N,H,W,C (models from NHWC sources).
   bool input_layout_nhwc = false;
-  // Bound on a model file and on all its external data together (protobuf's own limit).
+  // Bound on a model file (protobuf's own limit).
   int64_t max_bytes = int64_t{2} << 30;
+  // Bound on all of a model's external data together: models over 2 GiB keep their
+  // weights there (torchvision's vit_h_14: 2.35 GiB).
+  int64_t max_external_bytes = int64_t{64} << 30;
 };
 
 // Imports a model file. External data files must lie inside the model's folder. Every

@@ -4,6 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "memledger/core/tensor.h"
+#include "memledger/ir/graph.h"
 
 namespace memledger {
 
@@ -15,6 +21,11 @@ struct PassOptions {
   // live together at that consumer, so peak-live can rise (efficientnet_b0: +128 B) while
   // only the file shrinks.
   bool expand_constants = false;
+  // fold-constants: computes a node whose inputs are all constants (its outputs in order),
+  // or nothing when it cannot. The interpreter's kernels do it (exec/'s
+  // evaluate_constant_node; optimize_graph sets it); unset, fold-constants only forwards
+  // Identity-like nodes. Passes sit below exec/, so the evaluator comes from above.
+  std::function<std::optional<std::vector<Tensor>>(const Graph&, const Node&)> evaluate;
 };
 
 struct PassResult {
