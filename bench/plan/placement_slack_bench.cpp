@@ -109,8 +109,10 @@ void BM_SlackInstances(benchmark::State& state) {
       const SlackInstance h = generate_slack_instance(seed, buffers, removed, style);
       const std::string name = std::string(style_name) + "_" + std::to_string(seed);
       if (!g_dump.empty()) {
-        const Solution none{std::vector<int64_t>(h.problem.buffers.size(), 0), 0, "", false};
-        std::ofstream(std::filesystem::path(g_dump) / (name + ".csv")) << format_solution_csv(h.problem, none);
+        std::ofstream csv(std::filesystem::path(g_dump) / (name + ".csv"));
+        csv << "id,lower,upper,size\n";  // no offset column: nothing fixed
+        for (const Buffer& b : h.problem.buffers)
+          csv << b.id << ',' << b.lower << ',' << b.upper << ',' << b.size << '\n';
         capacities << name << ".csv " << h.capacity << "\n";
       }
       run_instance(name + " (" + std::to_string(percent) + "% removed)", h.problem, h.capacity, tally);

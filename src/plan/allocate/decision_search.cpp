@@ -84,6 +84,7 @@ class WellSearch {
         starters_(s.sections),
         twin_before_(s.index.size(), -1),
         within_(s.sections + 1, 0),
+        reach_(s.sections + 1, 0),
         candidates_(s.index.size() + 2) {
     std::vector<int32_t> order(s.index.size());
     std::iota(order.begin(), order.end(), 0);
@@ -186,6 +187,20 @@ class WellSearch {
     }
     w.limit = w.open + 1;
     while (w.limit < w.end && !is_empty(w.limit)) ++w.limit;
+    // At this height, each section from the open one to the limit is either covered by a
+    // buffer placed here (lying within them) or left empty (which needs slack there): some
+    // chain of the two must span them. Where there is no slack, this is the perfect
+    // packing's tiling of the floor.
+    std::fill(reach_.begin() + w.open, reach_.begin() + w.limit + 1, 0);
+    reach_[w.open] = 1;
+    for (int32_t t = w.open; t < w.limit; ++t) {
+      if (!reach_[t]) continue;
+      if (slack(t) >= 1) reach_[t + 1] = 1;
+      for (const int32_t k : starters_[t]) {
+        if (offset_[k] < 0 && s_.hi[k] <= w.limit) reach_[s_.hi[k]] = 1;
+      }
+    }
+    if (!reach_[w.limit]) return false;
     w.choices = 0;
     for (const int32_t k : starters_[w.open]) w.choices += fits(k, w) ? 1 : 0;
     // If the open byte stays empty, the next buffer above it in this section rests on a
@@ -341,6 +356,7 @@ class WellSearch {
   std::vector<std::vector<int32_t>> starters_;  // per section: buffers starting there, in branching order
   std::vector<int32_t> twin_before_;            // the identical buffer placed before this one, or -1
   std::vector<int64_t> within_;                 // scratch for examine()
+  std::vector<char> reach_;                     // scratch for examine()
   std::vector<std::vector<std::pair<int64_t, int32_t>>> candidates_;  // per depth of branching
   size_t depth_ = 0;
   int64_t nodes_ = 0;

@@ -105,7 +105,9 @@ TEST_P(AllocateSlackInstances, PlacedWithinTheirKnownCapacity) {
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     const SlackInstance h = generate_slack_instance(seed, 120, 6, GetParam(), 100'000);
     SCOPED_TRACE(seed);
-    testing::expect_valid_plan(h.problem, {h.witness, arena_bytes(h.problem, h.witness), "witness", false});
+    const int64_t witness_arena = arena_bytes(h.problem, h.witness);
+    testing::expect_valid_plan(h.problem, {h.witness, witness_arena, "witness", witness_arena == h.lower_bound});
+    EXPECT_LE(witness_arena, h.capacity);
     const DecisionResult r = decide_placement(h.problem, h.capacity, far_away());
     ASSERT_EQ(r.outcome, Outcome::kFound);
     const Solution s = solution_of(h.problem, r);

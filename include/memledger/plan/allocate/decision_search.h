@@ -9,10 +9,13 @@
 // of sections lower than both neighbours) the search branches on the lowest open position,
 // the well's leftmost section not yet declared empty at that height: either a buffer that
 // starts in that section goes there, or that byte stays empty (allowed only while the section
-// has slack). A well whose every section is declared empty is raised to its lower wall,
-// which is complete: the lowest buffer above it must rest on a wall. Pruning: in every
-// section, the unplaced buffers live there must fit between its height and the capacity,
-// and in every well, the buffers that cross its walls must fit above the lower wall.
+// has slack, and only while the bytes it would lose before the next buffer can rest there
+// fit that slack). A well whose every section is declared empty is raised to its lower
+// wall, which is complete: the lowest buffer above it must rest on a wall. Pruning: in
+// every section, the unplaced buffers live there must fit between its height and the
+// capacity; in every well, the buffers that cross its walls must fit above the lower wall,
+// and the sections at its floor must be spanned by a chain of buffers that fit there and of
+// bytes left empty where there is slack (the perfect packing's tiling, where there is none).
 // Identical buffers (same lifetime and size) are placed in one order only. The well with
 // the fewest choices is branched on first; when no unplaced buffer spans a boundary in time
 // any more, the two sides are searched independently (dynamic decomposition). Restarts

@@ -7,7 +7,9 @@
 // Each decision is taken by the search that suits the capacity's slack: a tight capacity
 // (every section of time exactly full, as in instances cut from a rectangle) goes to the
 // perfect-packing search (perfect_packing.h), which may demand that no byte is wasted; any
-// other to the decision search with waste (decision_search.h).
+// other to the decision search with waste (decision_search.h), or, where alignments that do
+// not divide the sizes keep that one from being complete, to the offset-order search
+// (offset_order_search.h).
 //
 // Limits: problems with fixed offsets, or more than `max_search_buffers` buffers, get the
 // greedy result. See docs/benchmarks.md, "Placement", for the shares solved within budget.
