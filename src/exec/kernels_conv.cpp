@@ -4,7 +4,13 @@
 // of output rows at a time, so the workspace stays near kIm2colBlockBytes whatever the image
 // size (a whole-image im2col was resnet18's peak: 7.4 MB for its first Conv). No workspace
 // when none is needed: a 1×1 stride-1 unpadded Conv multiplies the input itself, and a Conv
-// with one input channel per group (depthwise) runs directly.
+// with one input channel per group and several maps per channel runs directly.
+// A depthwise Conv (group = input channels = output channels) may write its output over its
+// input (TinyEngine's in-place depthwise, issue 13): it computes each output plane into a
+// workspace of one plane, then copies it to the output, channel by channel in ascending
+// order. Output plane m starts at or before input plane m when planes do not grow, so the
+// copy only covers input planes already consumed; the kernel always takes this path, so the
+// declared workspace is the one it uses, in place or not.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -171,19 +177,41 @@ ConvShape conv_shape(const Graph& g, const Node& node) {
 }
 
 bool conv_is_direct(const ConvShape& s) { return s.cg == 1 && s.group > 1; }
+// One map per input channel: channel m of the output reads only channel m of the input.
+bool conv_is_depthwise(const ConvShape& s) { return conv_is_direct(s) && s.mg == 1; }
 
-int64_t conv_workspace(const Graph& g, const Node& node, const DeviceProfile& profile) {
+// The output plane's shape: what the depthwise kernel's workspace holds.
+Shape output_plane(const ConvShape& s) {
+  Shape plane;
+  for (int a = kMaxSpatial - s.w.spatial; a < kMaxSpatial; ++a) plane.push_back(s.w.out[a]);
+  return plane;
+}
+
+KernelContract conv_contract(const Graph& g, const Node& node, const DeviceProfile& profile) {
   const ConvShape s = conv_shape(g, node);
-  if (s.w.is_pointwise() || conv_is_direct(s)) return 0;
+  if (conv_is_depthwise(s)) {
+    KernelContract contract{.workspace_bytes = workspace_bytes(profile, output_plane(s), DType::kFloat32),
+                            .overwritable_inputs = {}};
+    // Channel by channel in place is safe while an output plane is no larger than an input
+    // plane in the interpreter's dense storage; the planner adds its own size check.
+    if (s.w.out_size() <= s.w.in_size() && g.value(node.inputs[0]).dtype == g.value(node.outputs[0]).dtype)
+      contract.overwritable_inputs.push_back(0);
+    return contract;
+  }
+  if (s.w.is_pointwise() || conv_is_direct(s)) return {};
   const int64_t k = s.cg * s.w.k_size();
-  return workspace_bytes(profile, {k, im2col_block_rows(s.w, k) * s.w.out[2]}, DType::kFloat32);
+  return {.workspace_bytes = workspace_bytes(profile, {k, im2col_block_rows(s.w, k) * s.w.out[2]}, DType::kFloat32),
+          .overwritable_inputs = {}};
 }
 
 // One input channel per group: each output map is a sum of one input channel's taps.
 // Tap by tap, a whole output row gains weight × the input row under it (only over the
 // output positions where that tap lands inside the input), so the inner loop is a
 // vectorisable axpy; every output sums bias, then its valid taps in (kd, kh, kw) order.
-void conv_direct(const ConvShape& s, const float* x, const float* wt, const float* bias, float* y) {
+// With `plane_workspace`, each output plane is computed there and then copied to its place
+// in y (the depthwise path, which y may share with x).
+void conv_direct(const ConvShape& s, const float* x, const float* wt, const float* bias, float* y,
+                 float* plane_workspace) {
   const Window& w = s.w;
   const int64_t kvol = w.k_size();
   for (int64_t n = 0; n < s.batch; ++n)
@@ -191,7 +219,8 @@ void conv_direct(const ConvShape& s, const float* x, const float* wt, const floa
       const int64_t c = m / s.mg;
       const float* plane = x + (n * s.channels + c) * w.in_size();
       const float* filter = wt + m * kvol;
-      float* out = y + (n * s.maps + m) * w.out_size();
+      float* target = y + (n * s.maps + m) * w.out_size();
+      float* out = plane_workspace ? plane_workspace : target;
       std::fill(out, out + w.out_size(), bias ? bias[m] : 0.0f);
       for (int64_t od = 0; od < w.out[0]; ++od)
         for (int64_t oh = 0; oh < w.out[1]; ++oh) {
@@ -218,6 +247,7 @@ void conv_direct(const ConvShape& s, const float* x, const float* wt, const floa
             }
           }
         }
+      if (plane_workspace) std::memcpy(target, plane_workspace, static_cast<size_t>(w.out_size()) * sizeof(float));
     }
 }
 
@@ -229,7 +259,12 @@ void conv(KernelContext& ctx) {
   if (bias && ctx.in(2).elements() != s.maps)
     fail("node {}: bias has {} values for {} maps", ctx.node.label(), ctx.in(2).elements(), s.maps);
   float* y = ctx.out().as<float>();
-  if (conv_is_direct(s)) return conv_direct(s, x, wt, bias, y);
+  if (conv_is_depthwise(s)) {
+    ML_CHECK(static_cast<int64_t>(ctx.workspace.size()) >= s.w.out_size() * static_cast<int64_t>(sizeof(float)),
+             "node {}: the depthwise workspace holds less than one output plane", ctx.node.label());
+    return conv_direct(s, x, wt, bias, y, reinterpret_cast<float*>(ctx.workspace.data()));
+  }
+  if (conv_is_direct(s)) return conv_direct(s, x, wt, bias, y, nullptr);
   const int64_t P = s.w.out_size(), K = s.cg * s.w.k_size();
   float* col = reinterpret_cast<float*>(ctx.workspace.data());
   for (int64_t n = 0; n < s.batch; ++n)
@@ -348,11 +383,7 @@ void add_conv_kernels(KernelTable& t) {
                                   [](const Graph& g, const Node& n) {
                                     return check_float_inputs(g, n, {0, 1, 2});
                                   },
-                              .contract =
-                                  [](const Graph& g, const Node& n, const DeviceProfile& profile) {
-                                    return KernelContract{.workspace_bytes = conv_workspace(g, n, profile),
-                                                          .overwritable_inputs = {}};
-                                  },
+                              .contract = conv_contract,
                               .run = conv,
                           });
   t.emplace_back(":MaxPool", Kernel{
