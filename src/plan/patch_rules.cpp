@@ -135,6 +135,8 @@ std::string patch_rule_problem(const Graph& g, const Node& node, const std::vect
       any_data = true;
       if (s.size() != 4 || s[2] != y.shape[2] || s[3] != y.shape[3])
         return fmt::format("its input {} {} is broadcast over H or W", i, shape_to_string(s));
+    } else if (node.op == "BatchNormalization" && i > 0) {
+      continue;  // per-channel vectors, not broadcast by numpy's rule
     } else if (!broadcasts_over_hw(s)) {
       return fmt::format("its input {} '{}' {} varies over H and W", i, g.value(in).name, shape_to_string(s));
     }

@@ -308,5 +308,40 @@ TEST(PatchCorpus, MobileNetV2PatchedRunsBitIdenticallyInsideItsArena) {
   }
 }
 
+// mobilenet_v2 with BatchNormalization kept (the .bn export) under the MCU-like profile's
+// layout (NHWC, 4-byte alignment; the arena run keeps the model's dtypes), and resnet18,
+// whose first stage has a MaxPool and residual Adds.
+TEST(PatchCorpus, BatchNormAndMaxPoolStagesRunBitIdenticallyInsideTheirArenas) {
+  ML_CORPUS_DIR_OR_SKIP(dir);
+  DeviceProfile mcu = resolve_device("host");
+  mcu.capacity_bytes = 0;
+  mcu.alignment_bytes = 4;
+  mcu.layout = ActivationLayout::kNHWC;
+  mcu.storage = DType::kInt8;
+  for (const auto& [model, height, rows, cols] :
+       std::vector<std::tuple<std::string, int64_t, int, int>>{{"mobilenet_v2.bn", 28, 4, 4}, {"resnet18", 56, 3, 3}}) {
+    SCOPED_TRACE(model);
+    const Graph g = import_onnx_file((dir / (model + ".onnx")).string());
+    // The last clean split at this resolution: the end of the stage at that stride.
+    ValueId split;
+    for (ValueId v : patch_split_candidates(g))
+      if (g.value(v).shape[2] == height) split = v;
+    ASSERT_TRUE(split.valid());
+    const PatchedGraph p = apply_patches(g, {.split = split, .rows = rows, .cols = cols});
+    bool has_bn = false, has_pool = false;
+    for (NodeId n : p.graph.order()) {
+      has_bn = has_bn || p.graph.node(n).op == "BatchNormalization";
+      has_pool = has_pool || p.graph.node(n).op == "MaxPool";
+    }
+    EXPECT_TRUE(model == "resnet18" ? has_pool : has_bn);
+    EXPECT_GT(p.extra_macs(), 0);
+    const std::vector<Tensor> inputs = random_inputs(g, 21);
+    const std::vector<Tensor> reference = run_graph(g, inputs);
+    const MemoryPlan plan = plan_memory(p.graph, with_model_dtypes(mcu));
+    const ArenaRunReport r = run_in_arena(p.graph, plan, inputs, reference);
+    EXPECT_TRUE(r.clean()) << describe(r);
+  }
+}
+
 }  // namespace
 }  // namespace memledger
