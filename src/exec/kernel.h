@@ -85,6 +85,7 @@ void add_matmul_kernels(KernelTable& table);
 void add_normalization_kernels(KernelTable& table);
 void add_data_movement_kernels(KernelTable& table);
 void add_quantization_kernels(KernelTable& table);
+void add_patch_kernels(KernelTable& table);
 
 // ---- helpers shared by the kernel families ----
 

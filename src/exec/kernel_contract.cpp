@@ -22,6 +22,7 @@ const std::map<std::string, Kernel, std::less<>>& kernel_table() {
     add_normalization_kernels(entries);
     add_data_movement_kernels(entries);
     add_quantization_kernels(entries);
+    add_patch_kernels(entries);
     std::map<std::string, Kernel, std::less<>> result;
     for (auto& [key, kernel] : entries) {
       const bool inserted = result.emplace(key, std::move(kernel)).second;
