@@ -143,9 +143,13 @@ DeviceProfile parse_device_profile(std::string_view toml_text, const std::string
           read.bad(node, k, fmt::format("'{}' is neither 'model' nor a dtype (int8, int4, float16, ...)", storage));
       }
     } else if (k == "constants") {
-      profile.constants = read.choice(node, k, {"just_in_time", "resident"}) == "resident"
-                              ? ConstantResidency::kResident
-                              : ConstantResidency::kJustInTime;
+      const std::string constants = read.choice(node, k, {"just_in_time", "resident", "external"});
+      profile.constants = constants == "resident"   ? ConstantResidency::kResident
+                          : constants == "external" ? ConstantResidency::kExternal
+                                                    : ConstantResidency::kJustInTime;
+    } else if (k == "inputs") {
+      profile.inputs = read.choice(node, k, {"arena", "external"}) == "external" ? InputResidency::kExternal
+                                                                                 : InputResidency::kArena;
     } else if (k == "dma") {
       const toml::table* dma = node.as_table();
       if (!dma) read.bad(node, k, "expected a table [dma]");
@@ -153,7 +157,7 @@ DeviceProfile parse_device_profile(std::string_view toml_text, const std::string
     } else {
       fail(
           "{}:{}: unknown key '{}' (known: name, capacity_bytes, alignment_bytes, layout, aligned_run, "
-          "unit_inner_merge, storage, constants, [dma])",
+          "unit_inner_merge, storage, constants, inputs, [dma])",
           source, key.source().begin.line, k);
     }
   }
@@ -187,18 +191,29 @@ DeviceProfile resolve_device(const std::string& name_or_path) {
 std::string to_toml(const DeviceProfile& p) {
   std::string text = fmt::format(
       "name = \"{}\"\ncapacity_bytes = {}\nalignment_bytes = {}\nlayout = \"{}\"\naligned_run = \"{}\"\n"
-      "unit_inner_merge = {}\nstorage = \"{}\"\nconstants = \"{}\"\n\n[dma]\ngranularity_bytes = {}\n"
+      "unit_inner_merge = {}\nstorage = \"{}\"\nconstants = \"{}\"\ninputs = \"{}\"\n\n[dma]\ngranularity_bytes = {}\n"
       "setup_cycles = {}\nbytes_per_cycle = {}\nexternal_bytes = {}\ndouble_buffering = {}\n",
       p.name, p.capacity_bytes, p.alignment_bytes, to_string(p.layout), to_string(p.aligned_run), p.unit_inner_merge,
-      p.storage ? dtype_name(*p.storage) : "model", to_string(p.constants), p.dma.granularity_bytes, p.dma.setup_cycles,
-      p.dma.bytes_per_cycle, p.dma.external_bytes, p.dma.double_buffering);
+      p.storage ? dtype_name(*p.storage) : "model", to_string(p.constants), to_string(p.inputs),
+      p.dma.granularity_bytes, p.dma.setup_cycles, p.dma.bytes_per_cycle, p.dma.external_bytes, p.dma.double_buffering);
   return text;
 }
 
 std::string_view to_string(ActivationLayout layout) { return layout == ActivationLayout::kNHWC ? "NHWC" : "NCHW"; }
 std::string_view to_string(AlignedRun run) { return run == AlignedRun::kTensor ? "tensor" : "inner"; }
 std::string_view to_string(ConstantResidency residency) {
-  return residency == ConstantResidency::kResident ? "resident" : "just_in_time";
+  switch (residency) {
+    case ConstantResidency::kResident:
+      return "resident";
+    case ConstantResidency::kExternal:
+      return "external";
+    case ConstantResidency::kJustInTime:
+      break;
+  }
+  return "just_in_time";
+}
+std::string_view to_string(InputResidency residency) {
+  return residency == InputResidency::kExternal ? "external" : "arena";
 }
 
 }  // namespace memledger

@@ -10,7 +10,7 @@ namespace memledger::cli {
 
 inline void add_device_option(CLI::App* command, std::string& device, const std::string& default_name) {
   device = default_name;
-  command->add_option("--device", device, "device profile: a built-in name (teaching, host) or a TOML file")
+  command->add_option("--device", device, "device profile: a built-in name (teaching, host, mcu) or a TOML file")
       ->capture_default_str();
 }
 

@@ -21,6 +21,13 @@ enum class ActivationLayout { kNCHW, kNHWC };
 enum class ConstantResidency {
   kJustInTime,  // live from first to last use, like any other buffer
   kResident,    // live for the whole program
+  kExternal,    // in read-only memory outside the arena (an MCU's flash): no arena bytes
+};
+
+// Where graph inputs live.
+enum class InputResidency {
+  kArena,     // in the arena, from the first step to their last use
+  kExternal,  // in their own buffer outside the arena (a camera frame, a DMA target)
 };
 
 struct DmaProfile {
@@ -40,6 +47,7 @@ struct DeviceProfile {
   bool unit_inner_merge = false;
   std::optional<DType> storage;  // nullopt: keep the model's dtypes
   ConstantResidency constants = ConstantResidency::kJustInTime;
+  InputResidency inputs = InputResidency::kArena;
   DmaProfile dma;
   std::string source;  // "built-in" or the file it was read from
 
@@ -51,7 +59,7 @@ struct DeviceProfile {
 DeviceProfile parse_device_profile(std::string_view toml_text, const std::string& source);
 // Reads a profile file; a missing or unreadable file is an Error naming it.
 DeviceProfile load_device_profile_file(const std::string& path);
-// The profiles compiled into the program: "teaching" and "host".
+// The profiles compiled into the program: "teaching", "host" and "mcu".
 std::vector<std::string> builtin_profile_names();
 // A built-in profile by name; an Error listing the names when unknown.
 DeviceProfile builtin_profile(std::string_view name);
@@ -64,5 +72,6 @@ std::string to_toml(const DeviceProfile& profile);
 std::string_view to_string(ActivationLayout layout);
 std::string_view to_string(AlignedRun run);
 std::string_view to_string(ConstantResidency residency);
+std::string_view to_string(InputResidency residency);
 
 }  // namespace memledger
