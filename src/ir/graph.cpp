@@ -91,6 +91,27 @@ void Graph::erase_node(NodeId id) {
     if (value(out).producer == id) value(out).producer = NodeId{};
 }
 
+void Graph::set_order(std::vector<NodeId> order) {
+  if (order.size() != order_.size())
+    fail("set_order: {} nodes given for a graph of {} live nodes", order.size(), order_.size());
+  std::vector<char> live(nodes_.size(), 0), done(nodes_.size(), 0);
+  for (NodeId n : order_) live[static_cast<size_t>(n.index)] = 1;
+  for (NodeId n : order) {
+    if (n.index < 0 || static_cast<size_t>(n.index) >= nodes_.size() || !live[static_cast<size_t>(n.index)])
+      fail("set_order: node #{} is not a live node of the graph", n.index);
+    if (done[static_cast<size_t>(n.index)]) fail("set_order: {} appears twice", node(n).label());
+    for (ValueId in : node(n).inputs) {
+      if (!in.valid()) continue;
+      const NodeId producer = value(in).producer;
+      if (producer.valid() && live[static_cast<size_t>(producer.index)] && !done[static_cast<size_t>(producer.index)])
+        fail("set_order: {} comes before {}, which produces its input '{}'", node(n).label(), node(producer).label(),
+             value(in).name);
+    }
+    done[static_cast<size_t>(n.index)] = 1;
+  }
+  order_ = std::move(order);
+}
+
 void Graph::replace_all_uses(ValueId from, ValueId to) {
   for (NodeId n : order_)
     for (ValueId& in : node(n).inputs)

@@ -43,6 +43,23 @@ std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const D
         {{"step", step.step}, {"node", step.node_name}, {"live_bytes", step.live_bytes}, {"live", live}});
   }
 
+  json schedule = {
+      {"order",
+       plan.schedule && plan.schedule->peak_live_bytes < plan.schedule->model_order_peak_bytes ? "memory" : "model"},
+      {"searched", plan.schedule.has_value()}};
+  if (plan.schedule) {
+    const ScheduleResult& s = *plan.schedule;
+    schedule["method"] = s.method;
+    schedule["optimal"] = s.optimal;
+    schedule["peak_live_bytes"] = s.peak_live_bytes;
+    schedule["model_order_peak_bytes"] = s.model_order_peak_bytes;
+    schedule["seconds"] = s.seconds;
+    schedule["states"] = s.states;
+    json nodes = json::array();
+    for (NodeId n : s.order) nodes.push_back(graph.node(n).name.empty() ? graph.node(n).label() : graph.node(n).name);
+    schedule["nodes"] = nodes;
+  }
+
   const json report = {{"schema_version", kReportSchemaVersion},
                        {"model", model},
                        {"device",
@@ -68,6 +85,7 @@ std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const D
                          {"fragmentation_bytes", plan.arena_bytes - plan.ledger.peak_live_bytes},
                          {"optimal", plan.optimal},
                          {"fits", plan.fits}}},
+                       {"schedule", schedule},
                        {"buffers", buffers},
                        {"timeline", timeline}};
   return report.dump(2) + "\n";

@@ -195,12 +195,28 @@ std::string peak_inputs_line(const Ledger& ledger) {
                      human_bytes(ledger.peak_live_without_inputs_bytes), ledger.peak_live_without_inputs_bytes);
 }
 
+std::string schedule_line(const MemoryPlan& plan) {
+  if (!plan.schedule) return "order: the model's own (a memory-aware order was not searched: --schedule memory)";
+  const ScheduleResult& s = *plan.schedule;
+  const std::string search =
+      fmt::format("{}{}, {:.2f} s, {} sets", s.method, s.optimal ? ", optimal" : "", s.seconds, s.states);
+  if (s.peak_live_bytes >= s.model_order_peak_bytes)
+    return fmt::format("order: the model's own, kept: {} a lower peak-live than its {} ({} B) ({})",
+                       s.optimal ? "no order has" : "the memory-aware search found no order with",
+                       human_bytes(s.model_order_peak_bytes), s.model_order_peak_bytes, search);
+  return fmt::format(
+      "order: memory-aware ({}): peak-live {} ({} B) against {} ({} B) in the model's order, {:.2f}x lower", search,
+      human_bytes(s.peak_live_bytes), s.peak_live_bytes, human_bytes(s.model_order_peak_bytes),
+      s.model_order_peak_bytes,
+      static_cast<double>(s.model_order_peak_bytes) / static_cast<double>(std::max<int64_t>(s.peak_live_bytes, 1)));
+}
+
 std::string text_report(const MemoryPlan& plan, const TextReportOptions& options) {
   std::string out = "Ledger\n" + category_table(plan);
   if (options.buffers) out += "\nBuffers\n" + buffer_table(plan);
   out += "\nLive at once\n" + timeline_text(plan, options.max_timeline_rows);
   out += "\nBiggest at the peak\n" + peak_contributors(plan, options.contributors);
-  out += "\n" + plan_verdict(plan) + "\n" + peak_inputs_line(plan.ledger) + "\n";
+  out += "\n" + plan_verdict(plan) + "\n" + peak_inputs_line(plan.ledger) + "\n" + schedule_line(plan) + "\n";
   return out;
 }
 

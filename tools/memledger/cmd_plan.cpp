@@ -8,9 +8,11 @@
 #include "commands.h"
 #include "device_option.h"
 #include "exact_progress.h"
+#include "memledger/core/error.h"
 #include "memledger/core/output_file.h"
 #include "memledger/plan/allocate/csv.h"
 #include "memledger/plan/memory_plan.h"
+#include "memledger/plan/schedule.h"
 #include "memledger/report/c_header.h"
 #include "memledger/report/html_report.h"
 #include "memledger/report/json_report.h"
@@ -27,6 +29,8 @@ struct PlanArgs {
   std::string json_path, csv_path, html_path, c_header_path;
   std::string algorithm = "exact";
   double time_budget = 2.0;
+  std::string schedule = "model";
+  double schedule_budget = 1.0;
   bool donate_inputs = false;
   bool no_in_place = false;
   bool brief = false;
@@ -42,7 +46,15 @@ std::string plan_csv(const MemoryPlan& plan) {
 
 void run_plan(const PlanArgs& args, int& exit_code) {
   const DeviceProfile profile = resolve_device(args.device);
-  const Graph graph = load_model(args.model);
+  const ScheduleKind schedule_kind = parse_schedule_kind(args.schedule);
+  Graph graph = load_model(args.model);
+  const PlanOptions plan_options{.donate_inputs = args.donate_inputs, .in_place = !args.no_in_place};
+  std::optional<ScheduleResult> schedule;
+  if (schedule_kind == ScheduleKind::kMemory) {
+    schedule =
+        memory_aware_schedule(graph, profile, {.time_budget_seconds = args.schedule_budget, .plan = plan_options});
+    graph.set_order(schedule->order);
+  }
   const auto algorithm = allocate::parse_algorithm(args.algorithm);
   if (!algorithm) fail("--algorithm '{}': expected naive, greedy or exact", args.algorithm);
   PlacementOptions placement{.algorithm = *algorithm, .time_budget_seconds = args.time_budget};
@@ -50,9 +62,14 @@ void run_plan(const PlanArgs& args, int& exit_code) {
   if (*algorithm == allocate::Algorithm::kExact) {
     progress = exact_search_progress(args.time_budget, placement.on_exact_progress);
   }
-  const MemoryPlan plan =
-      plan_memory(graph, profile, {.donate_inputs = args.donate_inputs, .in_place = !args.no_in_place}, placement);
+  MemoryPlan plan = plan_memory(graph, profile, plan_options, placement);
   if (progress) progress->finish();
+  if (schedule) {
+    ML_CHECK(plan.ledger.peak_live_bytes == schedule->peak_live_bytes,
+             "the schedule's peak-live {} B is not the plan's {} B", schedule->peak_live_bytes,
+             plan.ledger.peak_live_bytes);
+    plan.schedule = std::move(schedule);
+  }
 
   fmt::print("model: {} ({} nodes, {} buffers)\n", args.model.path, graph.order().size(), plan.liveness.buffers.size());
   fmt::print("device: {}\n\n", describe_device(profile));
@@ -104,6 +121,13 @@ void register_plan(CLI::App& app, int& exit_code) {
                       "write the placement problem and offsets as CSV (id,lower,upper,size,offset)");
   command->add_option("--algorithm", args->algorithm, "placement: naive, greedy or exact")->capture_default_str();
   command->add_option("--time-budget", args->time_budget, "seconds the exact placement may search")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command
+      ->add_option("--schedule", args->schedule,
+                   "execution order: model (the graph's own) or memory (a topological order of least peak-live)")
+      ->capture_default_str();
+  command->add_option("--schedule-budget", args->schedule_budget, "seconds the exact memory-aware search may take")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command->add_flag("--donate-inputs", args->donate_inputs,

@@ -20,6 +20,7 @@
 #include "memledger/exec/tensor_file.h"
 #include "memledger/onnx/import.h"
 #include "memledger/plan/memory_plan.h"
+#include "memledger/plan/schedule.h"
 #include "model_options.h"
 
 namespace memledger::cli {
@@ -37,6 +38,7 @@ struct RunCommandOptions {
   double tolerance = 1e-4;
   bool arena = false;
   std::string device;
+  std::string schedule = "model";
 };
 
 bool same_file(const fs::path& a, const fs::path& b) {
@@ -114,9 +116,17 @@ bool arena_run(const Graph& graph, const RunCommandOptions& o, const std::vector
                const std::vector<Tensor>& outputs) {
   const DeviceProfile given = resolve_device(o.device);
   const DeviceProfile profile = with_model_dtypes(given);
-  const MemoryPlan plan = plan_memory(graph, profile);
+  // A memory-aware order runs a reordered copy; its outputs must match the model order's.
+  Graph reordered = graph;
+  if (parse_schedule_kind(o.schedule) == ScheduleKind::kMemory) {
+    const ScheduleResult s = memory_aware_schedule(graph, profile);
+    reordered.set_order(s.order);
+    fmt::print("memory-aware order ({}{}): peak-live {} B against {} B in the model's order\n", s.method,
+               s.optimal ? ", optimal" : "", s.peak_live_bytes, s.model_order_peak_bytes);
+  }
+  const MemoryPlan plan = plan_memory(reordered, profile);
   const auto start = std::chrono::steady_clock::now();
-  const ArenaRunReport r = run_in_arena(graph, plan, inputs, outputs);
+  const ArenaRunReport r = run_in_arena(reordered, plan, inputs, outputs);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   fmt::print("arena run on '{}'{}: {} placement{}, {:.1f} ms\n", profile.name,
              given.storage ? fmt::format(" (planned with the model's dtypes, not {})", dtype_name(*given.storage)) : "",
@@ -245,6 +255,11 @@ void register_run(CLI::App& app, int& exit_code) {
       "an output is not bit-identical");
   add_device_option(command, options->device, "host");
   command->get_option("--device")->needs(arena);
+  command
+      ->add_option("--schedule", options->schedule,
+                   "with --arena: the order to run in, model (the graph's own) or memory (least peak-live)")
+      ->capture_default_str()
+      ->needs(arena);
   command->callback([options, &exit_code] { run_command(*options, exit_code); });
 }
 

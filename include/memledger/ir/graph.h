@@ -65,6 +65,10 @@ class Graph {
   // Takes the node out of the execution order (its values remain, unreachable).
   void erase_node(NodeId node);
   void mark_output(ValueId value) { outputs_.push_back(value); }
+  // Replaces the execution order (a memory-aware schedule): `order` must hold every live
+  // node exactly once, each after the producers of its inputs; an Error naming the node
+  // otherwise, and the order is left as it was.
+  void set_order(std::vector<NodeId> order);
 
   // Every use of `from` (node inputs and graph outputs) now refers to `to`.
   void replace_all_uses(ValueId from, ValueId to);

@@ -24,6 +24,8 @@ std::string peak_contributors(const MemoryPlan& plan, int count);
 std::string plan_verdict(const MemoryPlan& plan);
 // One line: whether peak-live counts the graph inputs, and peak-live with and without them.
 std::string peak_inputs_line(const Ledger& ledger);
+// One line: which execution order the plan is for, and the peak-live of each order.
+std::string schedule_line(const MemoryPlan& plan);
 std::string text_report(const MemoryPlan& plan, const TextReportOptions& options = {});
 
 }  // namespace memledger
