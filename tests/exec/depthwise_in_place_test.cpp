@@ -11,7 +11,7 @@
 #include "memledger/device/profile.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/interpreter.h"
-#include "memledger/exec/kernel_contract.h"
+#include "memledger/ir/op_table.h"
 #include "memledger/onnx/import.h"
 
 namespace memledger {
@@ -117,7 +117,7 @@ TEST(DepthwiseInPlace, ContractDeclaresOnePlaneAndTheInput) {
     SCOPED_TRACE(c.name);
     const Graph g = depthwise_graph(c);
     const NodeId conv = g.order()[1];
-    const KernelContract contract = kernel_contract(g, conv, builtin_profile("host"));
+    const KernelContract contract = op_contract(g, conv, builtin_profile("host"));
     const Shape y = out_shape(c);
     int64_t plane = 4;
     for (size_t i = 2; i < y.size(); ++i) plane *= y[i];
@@ -161,7 +161,7 @@ TEST(DepthwiseInPlace, NotInPlaceWhenPlanesGrowOrTheInputIsReadLater) {
   // Padding wider than the kernel: output planes larger than input planes.
   const DepthwiseCase grow{"grow", {1, 4, 5, 5}, {3, 3}, {1, 1}, {1, 1}, {2, 2, 2, 2}};
   const Graph g = depthwise_graph(grow);
-  EXPECT_TRUE(kernel_contract(g, g.order()[1], builtin_profile("host")).overwritable_inputs.empty());
+  EXPECT_TRUE(op_contract(g, g.order()[1], builtin_profile("host")).overwritable_inputs.empty());
   const MemoryPlan plan = plan_memory(g, builtin_profile("host"));
   for (const LiveBuffer& b : plan.liveness.buffers) {
     if (b.name == "d") {
