@@ -104,6 +104,7 @@ int run(int argc, char** argv) {
   std::string explain_block;
   int explain_grid = 0;
   bool time_runs = false;
+  std::vector<std::string> nested;  // outer block, outer grid, inner block, inner grid
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--grids=", 8) == 0) {
       grids.clear();
@@ -114,6 +115,15 @@ int run(int argc, char** argv) {
       }
     } else if (std::strncmp(argv[i], "--blocks=", 9) == 0) {
       blocks = static_cast<size_t>(std::atoi(argv[i] + 9));
+    } else if (std::strncmp(argv[i], "--nested=", 9) == 0) {
+      nested.clear();
+      std::string arg = argv[i] + 9;
+      for (size_t at = 0; at <= arg.size();) {
+        const size_t comma = std::min(arg.find(',', at), arg.size());
+        nested.push_back(arg.substr(at, comma - at));
+        at = comma + 1;
+      }
+      if (nested.size() % 4 != 0) fail("--nested=OUTER_BLOCK,N,INNER_BLOCK,M[,...] (e.g. features.6,2,features.3,3)");
     } else if (std::strcmp(argv[i], "--time") == 0) {
       time_runs = true;
     } else if (std::strncmp(argv[i], "--explain=", 10) == 0) {
@@ -184,6 +194,46 @@ int run(int argc, char** argv) {
       std::fflush(stdout);
       if (block_of(v.name) == explain_block && n == explain_grid) explain.emplace(p.graph, live, p.patch_of_node);
     }
+  }
+  // Patches of patches: the outer stage's patches each run their own stage up to the inner
+  // block's end as an inner grid.
+  for (size_t k = 0; k + 3 < nested.size(); k += 4) {
+    auto end_of = [&](const std::string& block) {
+      for (ValueId v : splits)
+        if (block_of(g.value(v).name) == block) return v;
+      fail("no split at the end of '{}'", block);
+    };
+    const ValueId outer = end_of(nested[k]), inner = end_of(nested[k + 2]);
+    const int n = std::atoi(nested[k + 1].c_str()), m = std::atoi(nested[k + 3].c_str());
+    const auto t0 = std::chrono::steady_clock::now();
+    PatchedGraph p = apply_patches(g, {.split = outer, .rows = n, .cols = n});
+    for (int r = 0; r < n; ++r)
+      for (int c = 0; c < n; ++c) {
+        const std::string name = fmt::format("{}.p{}_{}", g.value(inner).name, r, c);
+        ValueId split;
+        for (size_t i = 0; i < p.graph.value_count(); ++i)
+          if (p.graph.value(ValueId{static_cast<int32_t>(i)}).name == name) split = ValueId{static_cast<int32_t>(i)};
+        if (!split.valid()) fail("no value '{}' in the patched graph", name);
+        p = apply_patches(p.graph, {.split = split, .rows = m, .cols = m});
+      }
+    // Every step before the outer split's last write belongs to the (outer) stage.
+    std::vector<int> in_stage(p.graph.order().size(), -1);
+    for (size_t s = 0; s < in_stage.size(); ++s) {
+      in_stage[s] = 0;
+      if (p.graph.node(p.graph.order()[s]).outputs.at(0) == outer) break;
+    }
+    const Liveness live = compute_liveness(p.graph, profile);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const Peaks noin = peaks(live, in_stage, false, true), ext = peaks(live, in_stage, false, false);
+    const int64_t macs = graph_macs(p.graph), original = graph_macs(g);
+    const std::string run_ms = time_runs ? fmt::format("{:.0f}", median_run_ms(p.graph, inputs)) : "";
+    std::printf(
+        "| %s %dx%d, in each patch %s %dx%d | %lldx%lld | %dx%d · %dx%d | %s | %s | **%s** | %s | %.1f%% | %.0f | %s "
+        "|\n",
+        nested[k].c_str(), n, n, nested[k + 2].c_str(), m, m, static_cast<long long>(g.value(outer).shape[2]),
+        static_cast<long long>(g.value(outer).shape[3]), n, n, m, m, kib(ext.stage).c_str(), kib(ext.rest).c_str(),
+        kib(ext.all()).c_str(), kib(noin.stage).c_str(),
+        100.0 * static_cast<double>(macs - original) / static_cast<double>(original), ms, run_ms.c_str());
   }
   if (explain) {
     // What is live at the patched stage's peak (inputs and constants left out, as in the last column).

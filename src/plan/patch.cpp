@@ -196,6 +196,11 @@ class Rewriter {
     }
     for (NodeId n : data_nodes_) {
       const Node& node = in_.node(n);
+      if (is_spatial_slice(in_, node)) {
+        // The patch of a crop is a crop of the patch's input: nothing to run.
+        local_[node.outputs[0]] = {read(node.inputs[0], need_.at({n, 0})), box_.at(node.outputs[0])};
+        continue;
+      }
       Node clone = node;
       clone.name = (node.name.empty() ? node.op : node.name) + suffix_;
       for (size_t i = 0; i < node.inputs.size(); ++i)

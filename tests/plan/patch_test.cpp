@@ -281,6 +281,34 @@ TEST(Patch, StageThatLeaksAValueIsNotACandidate) {
   }
 }
 
+// Patches of a patched graph patched again: each outer patch's own stage (its crop of the
+// input and the clones up to `inner`) runs as an inner grid.
+PatchedGraph patch_nested(const Graph& g, ValueId outer, int outer_grid, const std::string& inner, int inner_grid) {
+  PatchedGraph p = apply_patches(g, {.split = outer, .rows = outer_grid, .cols = outer_grid});
+  for (int r = 0; r < outer_grid; ++r)
+    for (int c = 0; c < outer_grid; ++c) {
+      const std::string name = fmt::format("{}.p{}_{}", inner, r, c);
+      ValueId split;
+      for (size_t i = 0; i < p.graph.value_count(); ++i)
+        if (p.graph.value(ValueId{static_cast<int32_t>(i)}).name == name) split = ValueId{static_cast<int32_t>(i)};
+      EXPECT_TRUE(split.valid()) << name;
+      const int64_t original = p.original_macs;
+      p = apply_patches(p.graph, {.split = split, .rows = inner_grid, .cols = inner_grid});
+      p.original_macs = original;
+    }
+  return p;
+}
+
+TEST(Patch, PatchesOfPatchesRunBitIdentically) {
+  const Built b = residual_graph();
+  const PatchedGraph p = patch_nested(b.graph, b.y, 2, "r", 2);
+  // Each outer patch's Relu output (4x4) is now written by four 2x2 inner patches.
+  int writes = 0;
+  for (NodeId n : p.graph.order()) writes += is_write_patch(p.graph.node(n)) ? 1 : 0;
+  EXPECT_EQ(writes, 4 + 4 * 4);
+  expect_same_numbers(b.graph, p, random_inputs(b.graph, 9));
+}
+
 // ---- torchvision's mobilenet_v2 (BatchNorm folded by the exporter) ----
 
 TEST(PatchCorpus, MobileNetV2PatchedRunsBitIdenticallyInsideItsArena) {

@@ -10,9 +10,10 @@
 //
 // Limits: the stage's values are 4-D NCHW activations (batch and channels are never split);
 // operators with a patch rule are Conv (grouped and depthwise too), MaxPool, AveragePool,
-// BatchNormalization, the memledger Affine, unary activations (Relu, Clip, ...), and
+// BatchNormalization, the memledger Affine, unary activations (Relu, Clip, ...),
 // elementwise binary operators whose other operand is a constant broadcast over H and W
-// or a stage value of the same shape (a residual Add).
+// or a stage value of the same shape (a residual Add), Concat over channels, and Slice of
+// H and W with constant starts (so a patched graph's own patches can be patched again).
 #pragma once
 
 #include <cstdint>
