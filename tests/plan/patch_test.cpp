@@ -128,6 +128,19 @@ std::string describe(const ArenaRunReport& r) {
   return s;
 }
 
+// Every WritePatch after a stage's first writes over the previous patches' buffer.
+void expect_written_in_place(const Graph& g, const MemoryPlan& plan, bool one_patch = false) {
+  int writes = 0;
+  for (const LiveBuffer& b : plan.liveness.buffers) {
+    if (!b.value.valid()) continue;
+    const NodeId producer = g.value(b.value).producer;
+    if (!producer.valid() || !is_write_patch(g.node(producer)) || !g.node(producer).inputs[0].valid()) continue;
+    EXPECT_TRUE(b.alias_of.has_value()) << b.name;
+    ++writes;
+  }
+  EXPECT_EQ(writes > 0, !one_patch);
+}
+
 // The patched graph gives bit-identical outputs, on the heap and inside its planned arena.
 void expect_same_numbers(const Graph& original, const PatchedGraph& patched, const std::vector<Tensor>& inputs) {
   verify_graph(patched.graph);
@@ -138,16 +151,7 @@ void expect_same_numbers(const Graph& original, const PatchedGraph& patched, con
   const MemoryPlan plan = plan_memory(patched.graph, with_model_dtypes(resolve_device("host")));
   const ArenaRunReport r = run_in_arena(patched.graph, plan, inputs, reference);
   EXPECT_TRUE(r.clean()) << describe(r);
-  // Every WritePatch after the first writes over the previous patches' buffer.
-  for (size_t i = 0; i < plan.liveness.buffers.size(); ++i) {
-    const LiveBuffer& b = plan.liveness.buffers[i];
-    if (!b.value.valid()) continue;
-    const NodeId producer = patched.graph.value(b.value).producer;
-    if (!producer.valid() || !is_write_patch(patched.graph.node(producer))) continue;
-    if (patched.graph.node(producer).inputs[0].valid()) {
-      EXPECT_TRUE(b.alias_of.has_value()) << b.name;
-    }
-  }
+  expect_written_in_place(patched.graph, plan, patched.rows * patched.cols == 1);
 }
 
 TEST(Patch, ResidualAddReadsACropAndRunsBitIdentically) {
@@ -333,7 +337,20 @@ TEST(PatchCorpus, MobileNetV2PatchedRunsBitIdenticallyInsideItsArena) {
     const MemoryPlan plan = plan_memory(p.graph, with_model_dtypes(resolve_device("host")));
     const ArenaRunReport r = run_in_arena(p.graph, plan, inputs, reference);
     EXPECT_TRUE(r.clean()) << describe(r);
+    expect_written_in_place(p.graph, plan);
   }
+  // Patches of patches: the stage up to the end of block 6 in 2x2, each patch's own stage up
+  // to the end of block 3 in 3x3.
+  ValueId block6;
+  for (ValueId v : candidates)
+    if (g.value(v).name.starts_with("/features/features.6/")) block6 = v;
+  ASSERT_TRUE(block6.valid());
+  const PatchedGraph nested = patch_nested(g, block6, 2, "/features/features.3/Add_output_0", 3);
+  EXPECT_EQ(run_graph(nested.graph, inputs).at(0), reference[0]);
+  const MemoryPlan plan = plan_memory(nested.graph, with_model_dtypes(resolve_device("host")));
+  const ArenaRunReport r = run_in_arena(nested.graph, plan, inputs, reference);
+  EXPECT_TRUE(r.clean()) << describe(r);
+  expect_written_in_place(nested.graph, plan);
 }
 
 // mobilenet_v2 with BatchNormalization kept (the .bn export) under the MCU-like profile's
@@ -368,6 +385,7 @@ TEST(PatchCorpus, BatchNormAndMaxPoolStagesRunBitIdenticallyInsideTheirArenas) {
     const MemoryPlan plan = plan_memory(p.graph, with_model_dtypes(mcu));
     const ArenaRunReport r = run_in_arena(p.graph, plan, inputs, reference);
     EXPECT_TRUE(r.clean()) << describe(r);
+    expect_written_in_place(p.graph, plan);
   }
 }
 
