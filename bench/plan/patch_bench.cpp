@@ -206,26 +206,12 @@ int run(int argc, char** argv) {
     const ValueId outer = end_of(nested[k]), inner = end_of(nested[k + 2]);
     const int n = std::atoi(nested[k + 1].c_str()), m = std::atoi(nested[k + 3].c_str());
     const auto t0 = std::chrono::steady_clock::now();
-    PatchedGraph p = apply_patches(g, {.split = outer, .rows = n, .cols = n});
-    for (int r = 0; r < n; ++r)
-      for (int c = 0; c < n; ++c) {
-        const std::string name = fmt::format("{}.p{}_{}", g.value(inner).name, r, c);
-        ValueId split;
-        for (size_t i = 0; i < p.graph.value_count(); ++i)
-          if (p.graph.value(ValueId{static_cast<int32_t>(i)}).name == name) split = ValueId{static_cast<int32_t>(i)};
-        if (!split.valid()) fail("no value '{}' in the patched graph", name);
-        p = apply_patches(p.graph, {.split = split, .rows = m, .cols = m});
-      }
-    // Every step before the outer split's last write belongs to the (outer) stage.
-    std::vector<int> in_stage(p.graph.order().size(), -1);
-    for (size_t s = 0; s < in_stage.size(); ++s) {
-      in_stage[s] = 0;
-      if (p.graph.node(p.graph.order()[s]).outputs.at(0) == outer) break;
-    }
+    const PatchedGraph p =
+        apply_nested_patches(g, {.split = outer, .rows = n, .cols = n}, {.split = inner, .rows = m, .cols = m});
+    const std::vector<int>& in_stage = p.patch_of_node;
     const Liveness live = compute_liveness(p.graph, profile);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     const Peaks noin = peaks(live, in_stage, false, true), ext = peaks(live, in_stage, false, false);
-    const int64_t macs = graph_macs(p.graph), original = graph_macs(g);
     const std::string run_ms = time_runs ? fmt::format("{:.0f}", median_run_ms(p.graph, inputs)) : "";
     std::printf(
         "| %s %dx%d, in each patch %s %dx%d | %lldx%lld | %dx%d · %dx%d | %s | %s | **%s** | %s | %.1f%% | %.0f | %s "
@@ -233,7 +219,7 @@ int run(int argc, char** argv) {
         nested[k].c_str(), n, n, nested[k + 2].c_str(), m, m, static_cast<long long>(g.value(outer).shape[2]),
         static_cast<long long>(g.value(outer).shape[3]), n, n, m, m, kib(ext.stage).c_str(), kib(ext.rest).c_str(),
         kib(ext.all()).c_str(), kib(noin.stage).c_str(),
-        100.0 * static_cast<double>(macs - original) / static_cast<double>(original), ms, run_ms.c_str());
+        100.0 * static_cast<double>(p.extra_macs()) / static_cast<double>(p.original_macs), ms, run_ms.c_str());
   }
   if (explain) {
     // What is live at the patched stage's peak (inputs and constants left out, as in the last column).

@@ -285,31 +285,31 @@ TEST(Patch, StageThatLeaksAValueIsNotACandidate) {
   }
 }
 
-// Patches of a patched graph patched again: each outer patch's own stage (its crop of the
-// input and the clones up to `inner`) runs as an inner grid.
-PatchedGraph patch_nested(const Graph& g, ValueId outer, int outer_grid, const std::string& inner, int inner_grid) {
-  PatchedGraph p = apply_patches(g, {.split = outer, .rows = outer_grid, .cols = outer_grid});
-  for (int r = 0; r < outer_grid; ++r)
-    for (int c = 0; c < outer_grid; ++c) {
-      const std::string name = fmt::format("{}.p{}_{}", inner, r, c);
-      ValueId split;
-      for (size_t i = 0; i < p.graph.value_count(); ++i)
-        if (p.graph.value(ValueId{static_cast<int32_t>(i)}).name == name) split = ValueId{static_cast<int32_t>(i)};
-      EXPECT_TRUE(split.valid()) << name;
-      const int64_t original = p.original_macs;
-      p = apply_patches(p.graph, {.split = split, .rows = inner_grid, .cols = inner_grid});
-      p.original_macs = original;
-    }
-  return p;
-}
-
 TEST(Patch, PatchesOfPatchesRunBitIdentically) {
   const Built b = residual_graph();
-  const PatchedGraph p = patch_nested(b.graph, b.y, 2, "r", 2);
+  const PatchedGraph p =
+      apply_nested_patches(b.graph, {.split = b.y, .rows = 2, .cols = 2}, {.split = ValueId{3}, .rows = 2, .cols = 2});
+  ASSERT_EQ(p.inner_split_name, "r");
   // Each outer patch's Relu output (4x4) is now written by four 2x2 inner patches.
   int writes = 0;
   for (NodeId n : p.graph.order()) writes += is_write_patch(p.graph.node(n)) ? 1 : 0;
   EXPECT_EQ(writes, 4 + 4 * 4);
+  // Node by node: the outer patch, and inside it the inner patch of the nodes up to r.
+  ASSERT_EQ(p.inner_patch_of_node.size(), p.graph.order().size());
+  for (size_t i = 0; i < p.graph.order().size(); ++i) {
+    const Node& node = p.graph.node(p.graph.order()[i]);
+    EXPECT_GE(p.patch_of_node[i], 0) << node.name;
+    if (node.op == "Conv" || node.op == "Relu") {
+      EXPECT_GE(p.inner_patch_of_node[i], 0) << node.name;
+    }
+    if (node.op == "Add") {
+      EXPECT_EQ(p.inner_patch_of_node[i], -1) << node.name;
+    }
+  }
+  // An inner split outside the outer stage is refused.
+  EXPECT_THROW(
+      apply_nested_patches(b.graph, {.split = ValueId{3}, .rows = 2, .cols = 2}, {.split = b.y, .rows = 2, .cols = 2}),
+      Error);
   expect_same_numbers(b.graph, p, random_inputs(b.graph, 9));
 }
 
@@ -345,7 +345,13 @@ TEST(PatchCorpus, MobileNetV2PatchedRunsBitIdenticallyInsideItsArena) {
   for (ValueId v : candidates)
     if (g.value(v).name.starts_with("/features/features.6/")) block6 = v;
   ASSERT_TRUE(block6.valid());
-  const PatchedGraph nested = patch_nested(g, block6, 2, "/features/features.3/Add_output_0", 3);
+  ValueId block3;
+  for (ValueId v : candidates)
+    if (g.value(v).name == "/features/features.3/Add_output_0") block3 = v;
+  ASSERT_TRUE(block3.valid());
+  const PatchedGraph nested =
+      apply_nested_patches(g, {.split = block6, .rows = 2, .cols = 2}, {.split = block3, .rows = 3, .cols = 3});
+  EXPECT_GT(nested.extra_macs(), 0);
   EXPECT_EQ(run_graph(nested.graph, inputs).at(0), reference[0]);
   const MemoryPlan plan = plan_memory(nested.graph, with_model_dtypes(resolve_device("host")));
   const ArenaRunReport r = run_in_arena(nested.graph, plan, inputs, reference);
