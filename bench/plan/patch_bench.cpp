@@ -123,7 +123,8 @@ int run(int argc, char** argv) {
         nested.push_back(arg.substr(at, comma - at));
         at = comma + 1;
       }
-      if (nested.size() % 4 != 0) fail("--nested=OUTER_BLOCK,N,INNER_BLOCK,M[,...] (e.g. features.6,2,features.3,3)");
+      if (nested.size() % 4 != 0)
+        fail("--nested=OUTER_BLOCK,GRID,INNER_BLOCK,GRID[,...] (e.g. features.6,2,features.3,3x2)");
     } else if (std::strcmp(argv[i], "--time") == 0) {
       time_runs = true;
     } else if (std::strncmp(argv[i], "--explain=", 10) == 0) {
@@ -204,10 +205,17 @@ int run(int argc, char** argv) {
       fail("no split at the end of '{}'", block);
     };
     const ValueId outer = end_of(nested[k]), inner = end_of(nested[k + 2]);
-    const int n = std::atoi(nested[k + 1].c_str()), m = std::atoi(nested[k + 3].c_str());
+    // "3" is 3x3, "2x1" two rows of one column.
+    auto grid = [](const std::string& text) {
+      const auto x = text.find('x');
+      const int rows = std::atoi(text.c_str());
+      return std::pair<int, int>{rows, x == std::string::npos ? rows : std::atoi(text.c_str() + x + 1)};
+    };
+    const auto [n, n2] = grid(nested[k + 1]);
+    const auto [m, m2] = grid(nested[k + 3]);
     const auto t0 = std::chrono::steady_clock::now();
     const PatchedGraph p =
-        apply_nested_patches(g, {.split = outer, .rows = n, .cols = n}, {.split = inner, .rows = m, .cols = m});
+        apply_nested_patches(g, {.split = outer, .rows = n, .cols = n2}, {.split = inner, .rows = m, .cols = m2});
     const std::vector<int>& in_stage = p.patch_of_node;
     const Liveness live = compute_liveness(p.graph, profile);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -216,8 +224,8 @@ int run(int argc, char** argv) {
     std::printf(
         "| %s %dx%d, in each patch %s %dx%d | %lldx%lld | %dx%d · %dx%d | %s | %s | **%s** | %s | %.1f%% | %.0f | %s "
         "|\n",
-        nested[k].c_str(), n, n, nested[k + 2].c_str(), m, m, static_cast<long long>(g.value(outer).shape[2]),
-        static_cast<long long>(g.value(outer).shape[3]), n, n, m, m, kib(ext.stage).c_str(), kib(ext.rest).c_str(),
+        nested[k].c_str(), n, n2, nested[k + 2].c_str(), m, m2, static_cast<long long>(g.value(outer).shape[2]),
+        static_cast<long long>(g.value(outer).shape[3]), n, n2, m, m2, kib(ext.stage).c_str(), kib(ext.rest).c_str(),
         kib(ext.all()).c_str(), kib(noin.stage).c_str(),
         100.0 * static_cast<double>(p.extra_macs()) / static_cast<double>(p.original_macs), ms, run_ms.c_str());
   }

@@ -339,18 +339,20 @@ TEST(PatchCorpus, MobileNetV2PatchedRunsBitIdenticallyInsideItsArena) {
     EXPECT_TRUE(r.clean()) << describe(r);
     expect_written_in_place(p.graph, plan);
   }
-  // Patches of patches: the stage up to the end of block 6 in 2x2, each patch's own stage up
-  // to the end of block 3 in 3x3.
-  ValueId block6;
-  for (ValueId v : candidates)
-    if (g.value(v).name.starts_with("/features/features.6/")) block6 = v;
-  ASSERT_TRUE(block6.valid());
-  ValueId block3;
-  for (ValueId v : candidates)
-    if (g.value(v).name == "/features/features.3/Add_output_0") block3 = v;
-  ASSERT_TRUE(block3.valid());
+  // Patches of patches, the configuration docs/benchmarks.md reports reaching 147 KiB: the
+  // stage up to the end of block 7 in 2x1, each patch's own stage up to the end of block 4
+  // in 3x4.
+  auto end_of_block = [&](int block) {
+    ValueId last;
+    for (ValueId v : candidates)
+      if (g.value(v).name.starts_with(fmt::format("/features/features.{}/", block))) last = v;
+    return last;
+  };
+  const ValueId block7 = end_of_block(7), block4 = end_of_block(4);
+  ASSERT_TRUE(block7.valid() && block4.valid());
   const PatchedGraph nested =
-      apply_nested_patches(g, {.split = block6, .rows = 2, .cols = 2}, {.split = block3, .rows = 3, .cols = 3});
+      apply_nested_patches(g, {.split = block7, .rows = 2, .cols = 1}, {.split = block4, .rows = 3, .cols = 4});
+  EXPECT_EQ(nested.inner_rows * nested.inner_cols, 12);
   EXPECT_GT(nested.extra_macs(), 0);
   EXPECT_EQ(run_graph(nested.graph, inputs).at(0), reference[0]);
   const MemoryPlan plan = plan_memory(nested.graph, with_model_dtypes(resolve_device("host")));
