@@ -229,6 +229,37 @@ TEST(Patch, TwoConvsRecomputeTheHaloOfTheFirst) {
   expect_same_numbers(g, p, random_inputs(g, 5));
 }
 
+TEST(Patch, BranchesJoinedByAConcatRunBitIdentically) {
+  // x → Conv 3x3 s1 p1 (a) and MaxPool 3x3 s1 p1 → Conv 1x1 (b); y = Concat(a, b) over
+  // channels: two branches with different halos meet again.
+  Graph g;
+  const ValueId x = g.add_input({.name = "x", .shape = {1, 2, 9, 10}, .roles = kNCHW});
+  const ValueId a = add_act(g, "a", {1, 3, 9, 10}), m = add_act(g, "m", {1, 2, 9, 10}),
+                b = add_act(g, "b", {1, 2, 9, 10}), y = add_act(g, "y", {1, 5, 9, 10});
+  g.add_node({.name = "conv_a",
+              .op = "Conv",
+              .inputs = {x, g.add_constant("wa", pattern(DType::kFloat32, {3, 2, 3, 3}, 2))},
+              .outputs = {a},
+              .attributes = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}});
+  g.add_node(
+      {.name = "pool",
+       .op = "MaxPool",
+       .inputs = {x},
+       .outputs = {m},
+       .attributes = {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}});
+  g.add_node({.name = "conv_b",
+              .op = "Conv",
+              .inputs = {m, g.add_constant("wb", pattern(DType::kFloat32, {2, 2, 1, 1}, 4))},
+              .outputs = {b}});
+  g.add_node({.name = "cat", .op = "Concat", .inputs = {a, b}, .outputs = {y}, .attributes = {{"axis", int64_t{1}}}});
+  g.mark_output(y);
+  for (const auto& [rows, cols] : std::vector<std::pair<int, int>>{{2, 2}, {3, 4}}) {
+    const PatchedGraph p = apply_patches(g, {.split = y, .rows = rows, .cols = cols});
+    EXPECT_EQ(p.extra_macs(), 0);  // no layer's output is needed on overlapping boxes
+    expect_same_numbers(g, p, random_inputs(g, 13));
+  }
+}
+
 TEST(Patch, RefusesWhatCannotApply) {
   const Built b = residual_graph();
   auto message = [&](const PatchSpec& spec) {
