@@ -10,11 +10,13 @@
 namespace memledger {
 namespace {
 
+bool onnx_domain(const Node& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
+
 // Operators computed element by element: a box of the output needs the same box of every
 // data input. Moves into the op table's records when it lands.
 bool is_pointwise_op(const Node& node) {
   if (is_affine(node)) return true;
-  if (!node.domain.empty() && node.domain != "ai.onnx") return false;
+  if (!onnx_domain(node)) return false;
   static const std::set<std::string, std::less<>> ops{
       "Relu",     "Sigmoid", "Tanh",     "HardSigmoid", "HardSwish", "Sqrt", "Erf",       "Exp",
       "Log",      "Neg",     "Abs",      "Reciprocal",  "Floor",     "Ceil", "LeakyRelu", "Elu",
@@ -24,14 +26,13 @@ bool is_pointwise_op(const Node& node) {
 }
 
 bool is_window_op(const Node& node) {
-  return (node.domain.empty() || node.domain == "ai.onnx") &&
-         (node.op == "Conv" || node.op == "MaxPool" || node.op == "AveragePool");
+  return onnx_domain(node) && (node.op == "Conv" || node.op == "MaxPool" || node.op == "AveragePool");
 }
 
-bool is_spatial_slice_op(const Node& node) { return node.domain.empty() && node.op == "Slice"; }
+bool is_spatial_slice_op(const Node& node) { return onnx_domain(node) && node.op == "Slice"; }
 
 bool is_channel_concat(const Graph& g, const Node& node) {
-  if (!node.domain.empty() || node.op != "Concat" || node.outputs.empty()) return false;
+  if (!onnx_domain(node) || node.op != "Concat" || node.outputs.empty()) return false;
   const int64_t rank = static_cast<int64_t>(g.value(node.outputs[0]).shape.size());
   const int64_t axis = node.int_attr("axis", 0);
   return axis == 1 || axis == 1 - rank;
@@ -227,7 +228,7 @@ Attributes patched_attributes(const Graph& g, const Node& node, const Box& out) 
 }
 
 int64_t node_macs(const Graph& g, const Node& node) {
-  if (!node.domain.empty() && node.domain != "ai.onnx") return 0;
+  if (!onnx_domain(node)) return 0;
   if (node.outputs.empty() || !node.outputs[0].valid() || node.inputs.size() < 2) return 0;
   auto elements = [](const Shape& s) {
     int64_t n = 1;

@@ -4,7 +4,7 @@
 // crops what it needs of the stage input (Slice), runs clones of the stage's nodes on
 // boxes widened by the receptive-field halo (pads rewritten: none at interior borders, the
 // original's at the image's), and memledger.WritePatch copies its result into the split
-// value's full buffer, in place over the previous patches' (see plan/write_patch.h). The
+// value's full buffer, in place over the previous patches' (see ir/write_patch.h). The
 // liveness, ledger, allocator and `run --arena` then size and prove the per-patch buffers
 // like any other; results are bit-identical to the layer-by-layer run.
 //
