@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "corpus.h"
 #include "memledger/core/error.h"
@@ -451,6 +453,37 @@ TEST(PatchCorpus, BatchNormAndMaxPoolStagesRunBitIdenticallyInsideTheirArenas) {
     EXPECT_TRUE(r.clean()) << describe(r);
     expect_written_in_place(p.graph, plan);
   }
+}
+
+// Every model and variant of the corpus as the exporter wrote it: the deepest clean split
+// (its stage stops before the first operator without a patch rule: efficientnet's first
+// squeeze-excitation pool, shufflenet's first channel shuffle, the classifier's global pool;
+// squeezenet's ceil-mode MaxPools and Concats stay inside) patched 2x2 runs bit-identically.
+TEST(PatchCorpus, DeepestSplitOfEveryCorpusModelRunsBitIdentically) {
+  ML_CORPUS_DIR_OR_SKIP(dir);
+  std::ifstream in(dir / "manifest.json");
+  const nlohmann::json manifest = nlohmann::json::parse(in);
+  int models = 0;
+  for (const auto& [name, entry] : manifest.at("models").items())
+    for (const auto& variant : entry.at("variants")) {
+      const std::string file = variant.at("file").get<std::string>();
+      SCOPED_TRACE(file);
+      const Graph g = import_onnx_file((dir / file).string());
+      const std::vector<ValueId> candidates = patch_split_candidates(g);
+      ASSERT_FALSE(candidates.empty());
+      const ValueId split = candidates.back();
+      const PatchedGraph p = apply_patches(g, {.split = split, .rows = 2, .cols = 2});
+      const std::vector<Tensor> inputs = random_inputs(g, 17);
+      const std::vector<Tensor> reference = run_graph(g, inputs);
+      const std::vector<Tensor> got = run_graph(p.graph, inputs);
+      ASSERT_EQ(got.size(), reference.size());
+      for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i] == reference[i]) << g.value(split).name;
+      std::printf("%-28s %2zu candidates, deepest '%s' %s, +%.1f%% MACs\n", file.c_str(), candidates.size(),
+                  g.value(split).name.c_str(), shape_to_string(g.value(split).shape).c_str(),
+                  100.0 * static_cast<double>(p.extra_macs()) / static_cast<double>(p.original_macs));
+      ++models;
+    }
+  EXPECT_GE(models, 12);
 }
 
 }  // namespace
