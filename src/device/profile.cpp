@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <toml++/toml.h>
+#include <charconv>
 #include <fstream>
 #include <sstream>
 
@@ -102,6 +103,47 @@ void read_dma(const toml::table& table, const FieldReader& read, const std::stri
   }
 }
 
+// [ops.NAME]: in_place_input = I, workspace = BYTES or "output" or "K*output" (K an integer).
+void read_ops(const toml::table& table, const FieldReader& read, const std::string& source,
+              std::map<std::string, DeclaredOp, std::less<>>& ops) {
+  for (auto&& [name, node] : table) {
+    const std::string op_name(name.str());
+    const toml::table* rules = node.as_table();
+    if (!rules) read.bad(node, "ops." + op_name, "expected a table [ops." + op_name + "]");
+    DeclaredOp op;
+    for (auto&& [key, value] : *rules) {
+      const std::string_view k = key.str();
+      const std::string field = "ops." + op_name + "." + std::string(k);
+      if (k == "in_place_input") {
+        const int64_t input = read.integer(value, field, 0);
+        if (input > 1023) read.bad(value, field, fmt::format("{} is out of range (at most 1023)", input));
+        op.in_place_input = static_cast<int>(input);
+      } else if (k == "workspace") {
+        if (value.is_integer()) {
+          op.workspace_bytes = read.integer(value, field, 0);
+          continue;
+        }
+        const std::string text = read.string(value, field);
+        if (text == "output") {
+          op.workspace_output_multiple = 1;
+        } else if (text.size() > 7 && text.ends_with("*output")) {
+          const std::string factor = text.substr(0, text.size() - 7);
+          int64_t k_value = 0;
+          const auto [end, error] = std::from_chars(factor.data(), factor.data() + factor.size(), k_value);
+          if (error != std::errc{} || end != factor.data() + factor.size() || k_value < 1 || k_value > 1024)
+            read.bad(value, field, fmt::format("'{}': expected bytes, \"output\" or \"K*output\" (K 1..1024)", text));
+          op.workspace_output_multiple = k_value;
+        } else {
+          read.bad(value, field, fmt::format("'{}': expected bytes, \"output\" or \"K*output\"", text));
+        }
+      } else {
+        fail("{}:{}: unknown key '{}' (known: in_place_input, workspace)", source, key.source().begin.line, field);
+      }
+    }
+    ops[op_name] = op;
+  }
+}
+
 }  // namespace
 
 DeviceProfile parse_device_profile(std::string_view toml_text, const std::string& source) {
@@ -150,10 +192,14 @@ DeviceProfile parse_device_profile(std::string_view toml_text, const std::string
       const toml::table* dma = node.as_table();
       if (!dma) read.bad(node, k, "expected a table [dma]");
       read_dma(*dma, read, source, profile.dma);
+    } else if (k == "ops") {
+      const toml::table* ops = node.as_table();
+      if (!ops) read.bad(node, k, "expected tables [ops.NAME]");
+      read_ops(*ops, read, source, profile.ops);
     } else {
       fail(
           "{}:{}: unknown key '{}' (known: name, capacity_bytes, alignment_bytes, layout, aligned_run, "
-          "unit_inner_merge, storage, constants, [dma])",
+          "unit_inner_merge, storage, constants, [dma], [ops.NAME])",
           source, key.source().begin.line, k);
     }
   }
@@ -184,6 +230,14 @@ DeviceProfile resolve_device(const std::string& name_or_path) {
   return load_device_profile_file(name_or_path);
 }
 
+std::string describe_profile(const DeviceProfile& p) {
+  return fmt::format("{} ({}): capacity {}, alignment {} B, {}, aligned run = {}{}, storage {}, constants {}", p.name,
+                     p.source, p.unlimited() ? std::string("unlimited") : fmt::format("{} B", p.capacity_bytes),
+                     p.alignment_bytes, to_string(p.layout), to_string(p.aligned_run),
+                     p.unit_inner_merge ? " (unit_inner_merge)" : "", p.storage ? dtype_name(*p.storage) : "model",
+                     to_string(p.constants));
+}
+
 std::string to_toml(const DeviceProfile& p) {
   std::string text = fmt::format(
       "name = \"{}\"\ncapacity_bytes = {}\nalignment_bytes = {}\nlayout = \"{}\"\naligned_run = \"{}\"\n"
@@ -192,6 +246,14 @@ std::string to_toml(const DeviceProfile& p) {
       p.name, p.capacity_bytes, p.alignment_bytes, to_string(p.layout), to_string(p.aligned_run), p.unit_inner_merge,
       p.storage ? dtype_name(*p.storage) : "model", to_string(p.constants), p.dma.granularity_bytes, p.dma.setup_cycles,
       p.dma.bytes_per_cycle, p.dma.external_bytes, p.dma.double_buffering);
+  for (const auto& [op, rules] : p.ops) {
+    text += fmt::format("\n[ops.\"{}\"]\n", op);
+    if (rules.in_place_input >= 0) text += fmt::format("in_place_input = {}\n", rules.in_place_input);
+    if (rules.workspace_output_multiple > 0)
+      text += fmt::format("workspace = \"{}*output\"\n", rules.workspace_output_multiple);
+    else
+      text += fmt::format("workspace = {}\n", rules.workspace_bytes);
+  }
   return text;
 }
 

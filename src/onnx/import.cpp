@@ -16,6 +16,7 @@
 #include "memledger/core/error.h"
 #include "memledger/ir/affine.h"
 #include "memledger/ir/axis_roles.h"
+#include "memledger/ir/op_table.h"
 #include "memledger/ir/verifier.h"
 #include "onnx/dimension_denotation.h"
 #include "onnx/fold_shapes.h"
@@ -83,20 +84,16 @@ void refuse_window_rank_mismatch(const GraphProto& graph) {
     const auto it = rank.find(node.input(input));
     return it == rank.end() ? -1 : it->second;
   };
-  static const std::unordered_set<std::string> convolutions{"Conv", "ConvTranspose", "ConvInteger", "QLinearConv",
-                                                            "DeformConv"};
-  static const std::unordered_set<std::string> pools{"MaxPool", "AveragePool", "LpPool", "MaxRoiPool"};
   for (int i = 0; i < graph.node_size(); ++i) {
     const NodeProto& node = graph.node(i);
-    if (!is_default_domain(node.domain())) continue;
-    const bool conv = convolutions.count(node.op_type()) != 0;
-    if (!conv && !pools.count(node.op_type())) continue;
+    const OpRecord* record = find_op(node.domain(), node.op_type());
+    if (!record || record->window == WindowKind::kNone) continue;
     const int x = rank_of(node, 0);
     if (x < 0) continue;
     if (x < 3)
       fail("node {}: input '{}' has rank {}; {} needs N, C and at least one spatial axis", proto_label(node, i),
            node.input(0), x, node.op_type());
-    const int w = conv ? rank_of(node, node.op_type() == "QLinearConv" ? 3 : 1) : -1;
+    const int w = record->weight_input >= 0 ? rank_of(node, record->weight_input) : -1;
     if (w >= 0 && w != x) fail("node {}: weights of rank {} for an input of rank {}", proto_label(node, i), w, x);
     for (const auto& attribute : node.attribute())
       if (attribute.name() == "kernel_shape" && attribute.ints_size() != x - 2)
@@ -505,7 +502,7 @@ void add_input_shape(ImportOptions& options, const std::string& text) {
 }
 
 bool is_known_operator(const Node& node, int64_t opset) {
-  if (node.domain == kMemledgerDomain) return node.op == kAffineOp;
+  if (node.domain == kMemledgerDomain) return find_op(node) != nullptr;
   if (is_default_domain(node.domain)) return onnx::OpSchemaRegistry::Schema(node.op, static_cast<int>(opset), "");
   // Other domains ONNX defines (ai.onnx.ml, ai.onnx.preview.training): the IR does not keep
   // their opset, so ask at their newest version.

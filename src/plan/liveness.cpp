@@ -99,7 +99,7 @@ Liveness compute_liveness(const Graph& graph, const DeviceProfile& profile, cons
   for (int step = 0; step < steps; ++step) {
     const NodeId n = live.schedule[static_cast<size_t>(step)];
     const Node& node = graph.node(n);
-    const KernelContract contract = kernel_contract(graph, n, profile);
+    const KernelContract contract = op_contract(graph, n, profile);
     live.contracts.push_back(contract);
     for (ValueId out : node.outputs) {
       const BufferCategory category =

@@ -2,10 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "memledger/sim/sim_report.h"
+
 namespace memledger {
 
 std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const DeviceProfile& profile,
-                             const std::string& model) {
+                             const std::string& model, const sim::SimReport* sim) {
   using nlohmann::json;
   json by_category = json::object();
   for (const auto& [category, t] : plan.ledger.by_category)
@@ -40,27 +42,28 @@ std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const D
         {{"step", step.step}, {"node", step.node_name}, {"live_bytes", step.live_bytes}, {"live", live}});
   }
 
-  const json report = {{"schema_version", kReportSchemaVersion},
-                       {"model", model},
-                       {"device",
-                        {{"name", profile.name},
-                         {"capacity_bytes", profile.capacity_bytes},
-                         {"alignment_bytes", profile.alignment_bytes}}},
-                       {"ledger",
-                        {{"logical_bytes", plan.ledger.logical_bytes},
-                         {"physical_bytes", plan.ledger.physical_bytes},
-                         {"peak_live_bytes", plan.ledger.peak_live_bytes},
-                         {"peak_step", plan.ledger.peak_step},
-                         {"by_category", by_category}}},
-                       {"plan",
-                        {{"algorithm", plan.algorithm},
-                         {"arena_bytes", plan.arena_bytes},
-                         {"lower_bound_bytes", plan.lower_bound_bytes},
-                         {"fragmentation_bytes", plan.arena_bytes - plan.ledger.peak_live_bytes},
-                         {"optimal", plan.optimal},
-                         {"fits", plan.fits}}},
-                       {"buffers", buffers},
-                       {"timeline", timeline}};
+  json report = {{"schema_version", kReportSchemaVersion},
+                 {"model", model},
+                 {"device",
+                  {{"name", profile.name},
+                   {"capacity_bytes", profile.capacity_bytes},
+                   {"alignment_bytes", profile.alignment_bytes}}},
+                 {"ledger",
+                  {{"logical_bytes", plan.ledger.logical_bytes},
+                   {"physical_bytes", plan.ledger.physical_bytes},
+                   {"peak_live_bytes", plan.ledger.peak_live_bytes},
+                   {"peak_step", plan.ledger.peak_step},
+                   {"by_category", by_category}}},
+                 {"plan",
+                  {{"algorithm", plan.algorithm},
+                   {"arena_bytes", plan.arena_bytes},
+                   {"lower_bound_bytes", plan.lower_bound_bytes},
+                   {"fragmentation_bytes", plan.arena_bytes - plan.ledger.peak_live_bytes},
+                   {"optimal", plan.optimal},
+                   {"fits", plan.fits}}},
+                 {"buffers", buffers},
+                 {"timeline", timeline}};
+  if (sim) report["sim"] = json::parse(sim::sim_report_json(*sim));
   return report.dump(2) + "\n";
 }
 

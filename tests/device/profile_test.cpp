@@ -68,7 +68,7 @@ TEST(DeviceProfile, StrictValidationNamesKeyAndLine) {
   EXPECT_EQ(parse_error("name = \"x\"\ncapcity_bytes = 3\n"),
             "dev.toml:2: unknown key 'capcity_bytes' (known: name, "
             "capacity_bytes, alignment_bytes, layout, aligned_run, "
-            "unit_inner_merge, storage, constants, [dma])");
+            "unit_inner_merge, storage, constants, [dma], [ops.NAME])");
   EXPECT_NE(parse_error("name = \"x\"\n\nalignment_bytes = \"16\"\n")
                 .find("dev.toml:3: key 'alignment_bytes': expected an integer, got a string"),
             std::string::npos);

@@ -221,7 +221,7 @@ void register_demo(CLI::App& app, int& /*exit_code*/) {
   command->callback([device, reports] {
     const DeviceProfile profile = resolve_device(*device);
     fmt::print("memledger demo: the teaching example (DESIGN.md §5)\n");
-    fmt::print("device: {}\n\n", describe_device(profile));
+    fmt::print("device: {}\n\n", describe_profile(profile));
     print_layout_story(profile);
     print_plan_story(profile);
     print_traffic_story(profile);

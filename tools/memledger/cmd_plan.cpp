@@ -2,7 +2,6 @@
 // contributors at the peak, the placement and whether it fits the device (exit 3 if not).
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "commands.h"
@@ -54,7 +53,7 @@ void run_plan(const PlanArgs& args, int& exit_code) {
   if (progress) progress->finish();
 
   fmt::print("model: {} ({} nodes, {} buffers)\n", args.model.path, graph.order().size(), plan.liveness.buffers.size());
-  fmt::print("device: {}\n\n", describe_device(profile));
+  fmt::print("device: {}\n\n", describe_profile(profile));
   fmt::print("{}", text_report(plan, {.buffers = !args.brief}));
 
   std::optional<sim::SimReport> sim_report;
@@ -68,13 +67,9 @@ void run_plan(const PlanArgs& args, int& exit_code) {
 
   const std::vector<std::filesystem::path> inputs{args.model.path};
   if (!args.json_path.empty()) {
-    std::string json = plan_report_json(graph, plan, profile, args.model.path);
-    if (sim_report) {
-      auto report = nlohmann::json::parse(json);
-      report["sim"] = nlohmann::json::parse(sim::sim_report_json(*sim_report));
-      json = report.dump(2) + "\n";
-    }
-    write_output_file(args.json_path, json, inputs);
+    write_output_file(args.json_path,
+                      plan_report_json(graph, plan, profile, args.model.path, sim_report ? &*sim_report : nullptr),
+                      inputs);
   }
   if (!args.csv_path.empty()) write_output_file(args.csv_path, plan_csv(plan), inputs);
   if (!args.html_path.empty())

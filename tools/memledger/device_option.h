@@ -14,7 +14,4 @@ inline void add_device_option(CLI::App* command, std::string& device, const std:
       ->capture_default_str();
 }
 
-// One line naming the profile and its storage rules.
-std::string describe_device(const DeviceProfile& profile);
-
 }  // namespace memledger::cli

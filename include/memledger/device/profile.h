@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,14 @@ struct DmaProfile {
   bool double_buffering = false;  // tiled execution overlaps the next tile's loads
 };
 
+// The rules of an operator the op table does not know (a team's own NPU operator), as a
+// profile declares them in [ops.NAME] (NAME as in the model: "MyOp" or "my.domain.MyOp").
+struct DeclaredOp {
+  int in_place_input = -1;                // the output may be written over this input; -1: none
+  int64_t workspace_bytes = 0;            // a fixed workspace ...
+  int64_t workspace_output_multiple = 0;  // ... plus this many times the output's bytes
+};
+
 struct DeviceProfile {
   std::string name;
   int64_t capacity_bytes = 0;  // local memory available to the arena; 0 = unlimited
@@ -41,7 +50,8 @@ struct DeviceProfile {
   std::optional<DType> storage;  // nullopt: keep the model's dtypes
   ConstantResidency constants = ConstantResidency::kJustInTime;
   DmaProfile dma;
-  std::string source;  // "built-in" or the file it was read from
+  std::map<std::string, DeclaredOp, std::less<>> ops;  // [ops.NAME]
+  std::string source;                                  // "built-in" or the file it was read from
 
   LayoutRules layout_rules() const { return {alignment_bytes, aligned_run, unit_inner_merge}; }
   bool unlimited() const { return capacity_bytes == 0; }
@@ -57,6 +67,9 @@ std::vector<std::string> builtin_profile_names();
 DeviceProfile builtin_profile(std::string_view name);
 // What `--device NAME|FILE` means: a built-in name, else a TOML file.
 DeviceProfile resolve_device(const std::string& name_or_path);
+
+// One line naming the profile and its storage rules ("teaching (built-in): capacity ...").
+std::string describe_profile(const DeviceProfile& profile);
 
 // The TOML text of a profile, as a user would write it (round-trips through the parser).
 std::string to_toml(const DeviceProfile& profile);

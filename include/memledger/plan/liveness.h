@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "memledger/device/profile.h"
-#include "memledger/exec/kernel_contract.h"
 #include "memledger/ir/graph.h"
+#include "memledger/ir/op_table.h"
 
 namespace memledger {
 
