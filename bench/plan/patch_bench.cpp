@@ -4,24 +4,30 @@
 // extra multiply-accumulates of the recomputed halos, beside the layer-by-layer figures
 // measured in the same run. Prints a Markdown table for docs/benchmarks.md.
 //
-//   patch_bench [MODEL.onnx] [--grids=2,4,8] [--blocks=N]   default $MEMLEDGER_CORPUS_DIR/mobilenet_v2.onnx
+//   patch_bench [MODEL.onnx] [--grids=2,4,8] [--blocks=N] [--time] [--explain=BLOCK,N]   default
+//   $MEMLEDGER_CORPUS_DIR/mobilenet_v2.onnx
 //
-// Peak-live is given three ways: the whole plan (graph input and just-in-time constants
-// included), without the graph input (MCUNetV2 counts the network without its input
-// image), and without the input and the constants (both kept outside the arena, as the
-// profile values inputs/constants = "external" will do). Each is split into the peak over
-// the patched stage's steps and over the rest of the network.
+// Peak-live leaves out the graph input (MCUNetV2 counts the network without its input
+// image) and the constants (kept outside the arena, as the profile values
+// inputs/constants = "external" do), and is split into the peak over the patched stage's
+// steps and over the rest of the network; the stage's peak is also given with the
+// constants just in time (the stage's weights are then live through all its patches).
+// --time adds the interpreter's run time (median of 5, layer by layer measured in the same
+// run); --explain lists what is live at the patched stage's peak for one split and grid.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "memledger/core/error.h"
 #include "memledger/device/profile.h"
+#include "memledger/exec/interpreter.h"
 #include "memledger/onnx/import.h"
 #include "memledger/plan/ledger.h"
 #include "memledger/plan/liveness.h"
@@ -69,6 +75,18 @@ Peaks peaks(const Liveness& live, const std::vector<int>& patch_of_step, bool in
   return p;
 }
 
+// Median wall time of five interpreter runs.
+double median_run_ms(const Graph& g, const std::vector<Tensor>& inputs) {
+  std::vector<double> ms;
+  for (int i = 0; i < 5; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run_graph(g, inputs);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[2];
+}
+
 std::string kib(int64_t bytes) { return fmt::format("{:.1f}", static_cast<double>(bytes) / 1024.0); }
 
 // The block a torchvision value belongs to: "features.3" of "/features/features.3/Add_output_0".
@@ -83,6 +101,10 @@ int run(int argc, char** argv) {
   std::string model;
   std::vector<int> grids{2, 3, 4, 5, 6, 7, 8};
   size_t blocks = 8;
+  std::string explain_block;
+  int explain_grid = 0;
+  bool time_runs = false;
+  std::vector<std::string> nested;  // outer block, outer grid, inner block, inner grid
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--grids=", 8) == 0) {
       grids.clear();
@@ -93,6 +115,24 @@ int run(int argc, char** argv) {
       }
     } else if (std::strncmp(argv[i], "--blocks=", 9) == 0) {
       blocks = static_cast<size_t>(std::atoi(argv[i] + 9));
+    } else if (std::strncmp(argv[i], "--nested=", 9) == 0) {
+      nested.clear();
+      std::string arg = argv[i] + 9;
+      for (size_t at = 0; at <= arg.size();) {
+        const size_t comma = std::min(arg.find(',', at), arg.size());
+        nested.push_back(arg.substr(at, comma - at));
+        at = comma + 1;
+      }
+      if (nested.size() % 4 != 0)
+        fail("--nested=OUTER_BLOCK,GRID,INNER_BLOCK,GRID[,...] (e.g. features.6,2,features.3,3x2)");
+    } else if (std::strcmp(argv[i], "--time") == 0) {
+      time_runs = true;
+    } else if (std::strncmp(argv[i], "--explain=", 10) == 0) {
+      const std::string arg = argv[i] + 10;
+      const auto comma = arg.find(',');
+      if (comma == std::string::npos) fail("--explain=BLOCK,N (e.g. features.4,4)");
+      explain_block = arg.substr(0, comma);
+      explain_grid = std::atoi(arg.c_str() + comma + 1);
     } else if (argv[i][0] != '-' && model.empty()) {
       model = argv[i];
     } else {
@@ -110,13 +150,17 @@ int run(int argc, char** argv) {
   const Liveness base = compute_liveness(g, profile);
   const Peaks b_all = peaks(base, {}, true, true), b_noin = peaks(base, {}, false, true),
               b_ext = peaks(base, {}, false, false);
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<ValueId> candidates = patch_split_candidates(g);
+  const double candidates_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::printf(
       "layer by layer: peak-live %s KiB; without input %s KiB; without input and constants %s KiB; %.1f M MACs\n\n",
       kib(b_all.all()).c_str(), kib(b_noin.all()).c_str(), kib(b_ext.all()).c_str(),
       static_cast<double>(graph_macs(g)) / 1e6);
 
+  std::printf("%zu split candidates (%.1f ms)\n\n", candidates.size(), candidates_ms);
   // The last candidate of each block: where a block ends.
-  const std::vector<ValueId> candidates = patch_split_candidates(g);
   std::vector<ValueId> splits;
   for (size_t i = 0; i < candidates.size(); ++i) {
     const bool last_of_block = i + 1 == candidates.size() ||
@@ -126,9 +170,12 @@ int run(int argc, char** argv) {
     if (splits.size() == blocks) break;
   }
 
+  std::optional<std::tuple<Graph, Liveness, std::vector<int>>> explain;
+  const std::vector<Tensor> inputs = random_inputs(g, 1);
   std::printf(
-      "| split (end of) | H×W | grid | peak-live KiB (all) | without input: stage / rest | without input and "
-      "constants: stage / rest | extra MACs | rewrite + liveness ms |\n|---|---|---|---|---|---|---|---|\n");
+      "| split (end of) | H×W | grid | stage KiB | rest KiB | peak-live KiB | stage KiB, constants just in time | "
+      "extra MACs | rewrite + liveness ms | run ms (layer by layer %s) |\n|---|---|---|---|---|---|---|---|---|---|\n",
+      time_runs ? fmt::format("{:.0f}", median_run_ms(g, inputs)).c_str() : "not timed");
   for (ValueId split : splits) {
     const Value& v = g.value(split);
     for (int n : grids) {
@@ -137,14 +184,74 @@ int run(int argc, char** argv) {
       const PatchedGraph p = apply_patches(g, {.split = split, .rows = n, .cols = n});
       const Liveness live = compute_liveness(p.graph, profile);
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      const Peaks all = peaks(live, p.patch_of_node, true, true);
       const Peaks noin = peaks(live, p.patch_of_node, false, true);
       const Peaks ext = peaks(live, p.patch_of_node, false, false);
-      std::printf("| %s | %lldx%lld | %dx%d | %s | %s / %s | %s / %s | %.1f%% | %.0f |\n", block_of(v.name).c_str(),
-                  static_cast<long long>(v.shape[2]), static_cast<long long>(v.shape[3]), n, n, kib(all.all()).c_str(),
-                  kib(noin.stage).c_str(), kib(noin.rest).c_str(), kib(ext.stage).c_str(), kib(ext.rest).c_str(),
-                  100.0 * static_cast<double>(p.extra_macs()) / static_cast<double>(p.original_macs), ms);
+      const std::string run_ms = time_runs ? fmt::format("{:.0f}", median_run_ms(p.graph, inputs)) : "";
+      std::printf("| %s | %lldx%lld | %dx%d | %s | %s | **%s** | %s | %.1f%% | %.0f | %s |\n", block_of(v.name).c_str(),
+                  static_cast<long long>(v.shape[2]), static_cast<long long>(v.shape[3]), n, n, kib(ext.stage).c_str(),
+                  kib(ext.rest).c_str(), kib(ext.all()).c_str(), kib(noin.stage).c_str(),
+                  100.0 * static_cast<double>(p.extra_macs()) / static_cast<double>(p.original_macs), ms,
+                  run_ms.c_str());
       std::fflush(stdout);
+      if (block_of(v.name) == explain_block && n == explain_grid) explain.emplace(p.graph, live, p.patch_of_node);
+    }
+  }
+  // Patches of patches: the outer stage's patches each run their own stage up to the inner
+  // block's end as an inner grid.
+  for (size_t k = 0; k + 3 < nested.size(); k += 4) {
+    auto end_of = [&](const std::string& block) {
+      for (ValueId v : splits)
+        if (block_of(g.value(v).name) == block) return v;
+      fail("no split at the end of '{}'", block);
+    };
+    const ValueId outer = end_of(nested[k]), inner = end_of(nested[k + 2]);
+    // "3" is 3x3, "2x1" two rows of one column.
+    auto grid = [](const std::string& text) {
+      const auto x = text.find('x');
+      const int rows = std::atoi(text.c_str());
+      return std::pair<int, int>{rows, x == std::string::npos ? rows : std::atoi(text.c_str() + x + 1)};
+    };
+    const auto [n, n2] = grid(nested[k + 1]);
+    const auto [m, m2] = grid(nested[k + 3]);
+    const auto t0 = std::chrono::steady_clock::now();
+    const PatchedGraph p =
+        apply_nested_patches(g, {.split = outer, .rows = n, .cols = n2}, {.split = inner, .rows = m, .cols = m2});
+    const std::vector<int>& in_stage = p.patch_of_node;
+    const Liveness live = compute_liveness(p.graph, profile);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const Peaks noin = peaks(live, in_stage, false, true), ext = peaks(live, in_stage, false, false);
+    const std::string run_ms = time_runs ? fmt::format("{:.0f}", median_run_ms(p.graph, inputs)) : "";
+    std::printf(
+        "| %s %dx%d, in each patch %s %dx%d | %lldx%lld | %dx%d · %dx%d | %s | %s | **%s** | %s | %.1f%% | %.0f | %s "
+        "|\n",
+        nested[k].c_str(), n, n2, nested[k + 2].c_str(), m, m2, static_cast<long long>(g.value(outer).shape[2]),
+        static_cast<long long>(g.value(outer).shape[3]), n, n2, m, m2, kib(ext.stage).c_str(), kib(ext.rest).c_str(),
+        kib(ext.all()).c_str(), kib(noin.stage).c_str(),
+        100.0 * static_cast<double>(p.extra_macs()) / static_cast<double>(p.original_macs), ms, run_ms.c_str());
+  }
+  if (explain) {
+    // What is live at the patched stage's peak (inputs and constants left out, as in the last column).
+    const auto& [graph, live, patch_of] = *explain;
+    const auto intervals = live.storage_intervals();
+    int best_step = 0;
+    int64_t best = -1;
+    for (int s = 0; s < live.steps(); ++s) {
+      if (patch_of[static_cast<size_t>(s)] < 0) continue;
+      int64_t bytes = 0;
+      for (size_t i = 0; i < live.buffers.size(); ++i) {
+        const LiveBuffer& b = live.buffers[i];
+        if (b.alias_of || b.category == BufferCategory::kInput || b.category == BufferCategory::kConstant) continue;
+        if (intervals[i].first <= s && s <= intervals[i].second) bytes += b.physical_bytes;
+      }
+      if (bytes > best) best = bytes, best_step = s;
+    }
+    std::printf("\npeak %s KiB at step %d (%s):\n", kib(best).c_str(), best_step,
+                graph.node(live.schedule[static_cast<size_t>(best_step)]).label().c_str());
+    for (size_t i = 0; i < live.buffers.size(); ++i) {
+      const LiveBuffer& b = live.buffers[i];
+      if (b.alias_of || b.category == BufferCategory::kInput || b.category == BufferCategory::kConstant) continue;
+      if (intervals[i].first <= best_step && best_step <= intervals[i].second)
+        std::printf("  %8s KiB  %s\n", kib(b.physical_bytes).c_str(), b.name.c_str());
     }
   }
   return 0;

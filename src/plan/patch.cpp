@@ -196,6 +196,11 @@ class Rewriter {
     }
     for (NodeId n : data_nodes_) {
       const Node& node = in_.node(n);
+      if (is_spatial_slice(in_, node)) {
+        // The patch of a crop is a crop of the patch's input: nothing to run.
+        local_[node.outputs[0]] = {read(node.inputs[0], need_.at({n, 0})), box_.at(node.outputs[0])};
+        continue;
+      }
       Node clone = node;
       clone.name = (node.name.empty() ? node.op : node.name) + suffix_;
       for (size_t i = 0; i < node.inputs.size(); ++i)
@@ -211,9 +216,17 @@ class Rewriter {
       emit(std::move(clone));
       local_[node.outputs[0]] = {patch_y, out};
     }
+    std::unordered_map<ValueId, ValueId>& values = patch_values_.emplace_back();
+    for (const auto& [original, held] : local_)
+      if (!in_.is_graph_input(original)) values[original] = held.first;
     return local_.at(spec_.split).first;
   }
 
+ public:
+  // Per patch: each stage value of the original graph → the patch's own value of it.
+  const std::vector<std::unordered_map<ValueId, ValueId>>& patch_values() const { return patch_values_; }
+
+ private:
   // `v` on exactly `need`: the patch's own value when its box is that, else a Slice of it.
   ValueId read(ValueId v, const Box& need) {
     const auto& [held, box] = local_.at(v);
@@ -269,7 +282,19 @@ class Rewriter {
   std::map<std::tuple<int32_t, int64_t, int64_t, int64_t, int64_t>, ValueId> crops_;
   std::map<std::vector<int64_t>, ValueId> constants_;
   std::unordered_map<NodeId, int> patch_of_;
+  std::vector<std::unordered_map<ValueId, ValueId>> patch_values_;
 };
+
+void check_spec(const Graph& g, const PatchSpec& spec, const Stage& stage, const std::vector<char>& data) {
+  if (!spec.split.valid() || static_cast<size_t>(spec.split.index) >= g.value_count())
+    fail("patch split: not a value of graph '{}'", g.name);
+  const Value& split = g.value(spec.split);
+  if (std::string why = stage_problem(g, spec.split, stage, data, readers(g)); !why.empty())
+    fail("cannot patch at '{}': {}", split.name, why);
+  if (spec.rows < 1 || spec.cols < 1 || spec.rows > split.shape[2] || spec.cols > split.shape[3])
+    fail("cannot patch at '{}': a {}x{} grid does not fit its {}x{} (H x W)", split.name, spec.rows, spec.cols,
+         split.shape[2], split.shape[3]);
+}
 
 }  // namespace
 
@@ -288,17 +313,52 @@ std::vector<ValueId> patch_split_candidates(const Graph& g) {
 }
 
 PatchedGraph apply_patches(const Graph& g, const PatchSpec& spec) {
-  if (!spec.split.valid() || static_cast<size_t>(spec.split.index) >= g.value_count())
-    fail("patch split: not a value of graph '{}'", g.name);
-  const Value& split = g.value(spec.split);
   const std::vector<char> data = data_path(g);
-  const Stage stage = stage_of(g, spec.split);
-  if (std::string why = stage_problem(g, spec.split, stage, data, readers(g)); !why.empty())
-    fail("cannot patch at '{}': {}", split.name, why);
-  if (spec.rows < 1 || spec.cols < 1 || spec.rows > split.shape[2] || spec.cols > split.shape[3])
-    fail("cannot patch at '{}': a {}x{} grid does not fit its {}x{} (H x W)", split.name, spec.rows, spec.cols,
-         split.shape[2], split.shape[3]);
+  const Stage stage =
+      spec.split.valid() && static_cast<size_t>(spec.split.index) < g.value_count() ? stage_of(g, spec.split) : Stage{};
+  check_spec(g, spec, stage, data);
   return Rewriter(g, spec, stage, data).run();
+}
+
+PatchedGraph apply_nested_patches(const Graph& g, const PatchSpec& outer, const PatchSpec& inner) {
+  const std::vector<char> data = data_path(g);
+  const Stage stage = outer.split.valid() && static_cast<size_t>(outer.split.index) < g.value_count()
+                          ? stage_of(g, outer.split)
+                          : Stage{};
+  check_spec(g, outer, stage, data);
+  if (!inner.split.valid() || static_cast<size_t>(inner.split.index) >= g.value_count() ||
+      !stage.members.count(g.value(inner.split).producer) || inner.split == outer.split)
+    fail("cannot patch inside the patches of '{}': the inner split is not a value inside its stage",
+         g.value(outer.split).name);
+  Rewriter rewriter(g, outer, stage, data);
+  PatchedGraph result = rewriter.run();
+  std::unordered_map<NodeId, int> outer_of;
+  for (size_t i = 0; i < result.graph.order().size(); ++i) outer_of[result.graph.order()[i]] = result.patch_of_node[i];
+  std::unordered_map<NodeId, int> inner_of;
+  for (size_t k = 0; k < rewriter.patch_values().size(); ++k) {
+    const auto it = rewriter.patch_values()[k].find(inner.split);
+    ML_CHECK(it != rewriter.patch_values()[k].end(), "patch {} has no value of '{}'", k, g.value(inner.split).name);
+    const PatchedGraph step =
+        apply_patches(result.graph, {.split = it->second, .rows = inner.rows, .cols = inner.cols});
+    for (size_t i = 0; i < step.graph.order().size(); ++i) {
+      const NodeId n = step.graph.order()[i];
+      if (outer_of.count(n)) continue;
+      outer_of[n] = static_cast<int>(k);
+      inner_of[n] = step.patch_of_node[i];
+    }
+    result.graph = std::move(step.graph);
+  }
+  result.patch_of_node.clear();
+  for (NodeId n : result.graph.order()) {
+    result.patch_of_node.push_back(outer_of.at(n));
+    const auto it = inner_of.find(n);
+    result.inner_patch_of_node.push_back(it == inner_of.end() ? -1 : it->second);
+  }
+  result.inner_rows = inner.rows;
+  result.inner_cols = inner.cols;
+  result.inner_split_name = g.value(inner.split).name;
+  result.patched_macs = graph_macs(result.graph);
+  return result;
 }
 
 int64_t graph_macs(const Graph& g) {

@@ -10,11 +10,13 @@
 namespace memledger {
 namespace {
 
+bool onnx_domain(const Node& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
+
 // Operators computed element by element: a box of the output needs the same box of every
 // data input. Moves into the op table's records when it lands.
 bool is_pointwise_op(const Node& node) {
   if (is_affine(node)) return true;
-  if (!node.domain.empty() && node.domain != "ai.onnx") return false;
+  if (!onnx_domain(node)) return false;
   static const std::set<std::string, std::less<>> ops{
       "Relu",     "Sigmoid", "Tanh",     "HardSigmoid", "HardSwish", "Sqrt", "Erf",       "Exp",
       "Log",      "Neg",     "Abs",      "Reciprocal",  "Floor",     "Ceil", "LeakyRelu", "Elu",
@@ -24,12 +26,13 @@ bool is_pointwise_op(const Node& node) {
 }
 
 bool is_window_op(const Node& node) {
-  return (node.domain.empty() || node.domain == "ai.onnx") &&
-         (node.op == "Conv" || node.op == "MaxPool" || node.op == "AveragePool");
+  return onnx_domain(node) && (node.op == "Conv" || node.op == "MaxPool" || node.op == "AveragePool");
 }
 
+bool is_spatial_slice_op(const Node& node) { return onnx_domain(node) && node.op == "Slice"; }
+
 bool is_channel_concat(const Graph& g, const Node& node) {
-  if (!node.domain.empty() || node.op != "Concat" || node.outputs.empty()) return false;
+  if (!onnx_domain(node) || node.op != "Concat" || node.outputs.empty()) return false;
   const int64_t rank = static_cast<int64_t>(g.value(node.outputs[0]).shape.size());
   const int64_t axis = node.int_attr("axis", 0);
   return axis == 1 || axis == 1 - rank;
@@ -81,6 +84,43 @@ std::pair<int64_t, int64_t> window_reach(const Axis& a, int64_t o0, int64_t o1) 
   return {o0 * a.s - a.pad_begin, (o1 - 1) * a.s - a.pad_begin + (a.k - 1) * a.d + 1};
 }
 
+// A Slice of H and W only, with step 1: its output box is its input's, shifted. Returns
+// the start on H and W (normalised), or why it is not such a Slice.
+std::string spatial_slice_starts(const Graph& g, const Node& node, int64_t& start_h, int64_t& start_w) {
+  const Shape& x = g.value(node.inputs.at(0)).shape;
+  if (x.size() != 4) return "its input is not 4-D";
+  std::vector<int64_t> starts, axes, steps;
+  if (node.inputs.size() == 1) {
+    starts = node.ints_attr("starts");
+    axes = node.ints_attr("axes");
+  } else {
+    auto ints = [&](size_t i, std::vector<int64_t>& out) -> bool {
+      if (i >= node.inputs.size() || !node.inputs[i].valid()) return true;
+      const Value& v = g.value(node.inputs[i]);
+      if (!v.is_constant() || (v.dtype != DType::kInt64 && v.dtype != DType::kInt32)) return false;
+      for (int64_t e = 0; e < v.constant->elements(); ++e)
+        out.push_back(static_cast<int64_t>(v.constant->element_as_double(e)));
+      return true;
+    };
+    std::vector<int64_t> ends;
+    if (!ints(1, starts) || !ints(2, ends) || !ints(3, axes) || !ints(4, steps))
+      return "its starts, ends, axes or steps are not constants";
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  start_h = start_w = 0;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t axis = axes[i] < 0 ? axes[i] + 4 : axes[i];
+    if (axis != 2 && axis != 3) return "it slices other axes than H and W";
+    if (i < steps.size() && steps[i] != 1) return "it slices with a step other than 1";
+    if (i >= starts.size()) return "it has fewer starts than axes";
+    const int64_t dim = x[static_cast<size_t>(axis)];
+    const int64_t start = std::clamp<int64_t>(starts[i] < 0 ? starts[i] + dim : starts[i], 0, dim);
+    (axis == 2 ? start_h : start_w) = start;
+  }
+  return {};
+}
+
 // Spatial shape [.., H, W] of a non-data operand broadcasts over H and W.
 bool broadcasts_over_hw(const Shape& shape) {
   const size_t r = shape.size();
@@ -117,6 +157,11 @@ std::string patch_rule_problem(const Graph& g, const Node& node, const std::vect
     if (g.value(node.inputs[0]).shape.size() != 4) return "its input is not 4-D";
     return {};
   }
+  if (is_spatial_slice_op(node)) {
+    if (!data(node.inputs.at(0))) return "its input 0 is not on the data path";
+    int64_t h = 0, w = 0;
+    return spatial_slice_starts(g, node, h, w);
+  }
   if (is_channel_concat(g, node)) {
     for (ValueId in : node.inputs) {
       if (!data(in)) return "Concat of a value not on the data path";
@@ -145,7 +190,19 @@ std::string patch_rule_problem(const Graph& g, const Node& node, const std::vect
   return {};
 }
 
+bool is_spatial_slice(const Graph& g, const Node& node) {
+  int64_t h = 0, w = 0;
+  return is_spatial_slice_op(node) && spatial_slice_starts(g, node, h, w).empty();
+}
+
 Box needed_input_box(const Graph& g, const Node& node, size_t input, const Box& out) {
+  if (is_spatial_slice_op(node)) {
+    ML_CHECK(input == 0, "node {}: input {} of a Slice has no box", node.label(), input);
+    int64_t h = 0, w = 0;
+    const std::string why = spatial_slice_starts(g, node, h, w);
+    ML_CHECK(why.empty(), "node {}: {}", node.label(), why);
+    return {out.h0 + h, out.h1 + h, out.w0 + w, out.w1 + w};
+  }
   if (!is_window_op(node)) return out;
   ML_CHECK(input == 0, "node {}: input {} of a window has no box", node.label(), input);
   const std::vector<Axis> axes = window_axes(g, node);
@@ -171,7 +228,7 @@ Attributes patched_attributes(const Graph& g, const Node& node, const Box& out) 
 }
 
 int64_t node_macs(const Graph& g, const Node& node) {
-  if (!node.domain.empty() && node.domain != "ai.onnx") return 0;
+  if (!onnx_domain(node)) return 0;
   if (node.outputs.empty() || !node.outputs[0].valid() || node.inputs.size() < 2) return 0;
   auto elements = [](const Shape& s) {
     int64_t n = 1;

@@ -34,6 +34,10 @@ std::string box_to_string(const Box& box);  // "[0,57)x[0,57)"
 // bounds, computed constants) are read whole and must broadcast over H and W.
 std::string patch_rule_problem(const Graph& graph, const Node& node, const std::vector<char>& is_data);
 
+// A Slice of H and W only (constant starts, step 1), as patching writes them: a patch of
+// its output is a shifted box of its input, so a clone needs no node of its own.
+bool is_spatial_slice(const Graph& graph, const Node& node);
+
 // The box of data input `input` that computing `out` of the node's output needs. Windows
 // (Conv, pools) take kernel, stride, dilation and pads into account and clip to the input;
 // every other rule needs the same box.
