@@ -1,7 +1,7 @@
 // The kernel of memledger.WritePatch (ir/write_patch.h): copies a patch into the stage
-// output at its place. The output may be input 0's buffer (the contract says so, and the
-// planner makes it so wherever input 0 has no later reader): then only the patch's bytes
-// are written. Otherwise input 0 is copied first, or, for the first patch, y is zeroed.
+// output at its place. The output may be input 0's buffer (its op table record says so,
+// and the planner makes it so wherever input 0 has no later reader): then only the patch's
+// bytes are written. Otherwise input 0 is copied first, or, for the first patch, y is zeroed.
 #include <cstring>
 
 #include "kernel.h"
@@ -31,16 +31,7 @@ void write_patch(KernelContext& ctx) {
 
 void add_patch_kernels(KernelTable& t) {
   t.emplace_back(std::string(kMemledgerDomain) + ":" + std::string(kWritePatchOp),
-                 Kernel{
-                     .check = check_write_patch,
-                     .contract =
-                         [](const Graph&, const Node& n, const DeviceProfile&) {
-                           KernelContract contract;
-                           if (n.inputs.at(0).valid()) contract.overwritable_inputs.push_back(0);
-                           return contract;
-                         },
-                     .run = write_patch,
-                 });
+                 Kernel{.check = check_write_patch, .run = write_patch});
 }
 
 }  // namespace memledger::exec

@@ -2,80 +2,41 @@
 
 #include <fmt/format.h>
 
-#include <set>
-
 #include "memledger/core/error.h"
-#include "memledger/ir/affine.h"
+#include "memledger/ir/op_table.h"
+#include "memledger/ir/window.h"
 
 namespace memledger {
 namespace {
 
-bool onnx_domain(const Node& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
-
-// Operators computed element by element: a box of the output needs the same box of every
-// data input. Moves into the op table's records when it lands.
-bool is_pointwise_op(const Node& node) {
-  if (is_affine(node)) return true;
-  if (!onnx_domain(node)) return false;
-  static const std::set<std::string, std::less<>> ops{
-      "Relu",     "Sigmoid", "Tanh",     "HardSigmoid", "HardSwish", "Sqrt", "Erf",       "Exp",
-      "Log",      "Neg",     "Abs",      "Reciprocal",  "Floor",     "Ceil", "LeakyRelu", "Elu",
-      "Softplus", "Clip",    "Identity", "Dropout",     "Cast",      "Add",  "Sub",       "Mul",
-      "Div",      "Pow",     "Max",      "Min",         "Sum",       "Mean", "PRelu",     "BatchNormalization"};
-  return ops.count(node.op) != 0;
+PatchRule patch_rule(const Node& node) {
+  const OpRecord* r = find_op(node);
+  return r ? r->patch : PatchRule::kNone;
 }
 
-bool is_window_op(const Node& node) {
-  return onnx_domain(node) && (node.op == "Conv" || node.op == "MaxPool" || node.op == "AveragePool");
-}
-
-bool is_spatial_slice_op(const Node& node) { return onnx_domain(node) && node.op == "Slice"; }
-
-bool is_channel_concat(const Graph& g, const Node& node) {
-  if (!onnx_domain(node) || node.op != "Concat" || node.outputs.empty()) return false;
-  const int64_t rank = static_cast<int64_t>(g.value(node.outputs[0]).shape.size());
-  const int64_t axis = node.int_attr("axis", 0);
-  return axis == 1 || axis == 1 - rank;
-}
-
-// One spatial axis of a window: kernel, stride, dilation and the pads before and after.
+// One spatial axis of a window: kernel, stride, dilation, the pad before it, the input extent.
 struct Axis {
-  int64_t k = 1, s = 1, d = 1, pad_begin = 0, pad_end = 0, in = 0;
+  int64_t k = 1, s = 1, d = 1, pad_begin = 0, in = 0;
 };
 
+// H and W of a 2-D window (ir/window.h resolves auto_pad; its axes are padded to three).
 std::vector<Axis> window_axes(const Graph& g, const Node& node) {
   const Shape& x = g.value(node.inputs.at(0)).shape;
   const Shape& y = g.value(node.outputs.at(0)).shape;
   std::vector<int64_t> kernel;
-  if (node.op == "Conv") {
-    const Shape& w = g.value(node.inputs.at(1)).shape;
+  const OpRecord* r = find_op(node);
+  if (r && r->weight_input >= 0) {
+    const Shape& w = g.value(node.inputs.at(static_cast<size_t>(r->weight_input))).shape;
     kernel.assign(w.begin() + 2, w.end());
   } else {
     kernel = node.ints_attr("kernel_shape");
   }
-  const std::vector<int64_t> strides = node.ints_attr("strides", {1, 1});
-  const std::vector<int64_t> dilations = node.ints_attr("dilations", {1, 1});
-  const std::vector<int64_t> pads = node.ints_attr("pads", {0, 0, 0, 0});
-  const std::string auto_pad = node.string_attr("auto_pad", "NOTSET");
-  if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
+  if (x.size() != 4 || kernel.size() != 2)
     fail("node {}: a window over other than two spatial axes has no patch rule", node.label());
-  std::vector<Axis> axes(2);
-  for (size_t i = 0; i < 2; ++i) {
-    Axis& a = axes[i];
-    a = {.k = kernel[i],
-         .s = strides[i],
-         .d = dilations[i],
-         .pad_begin = pads[i],
-         .pad_end = pads[2 + i],
-         .in = x[2 + i]};
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t total = std::max<int64_t>(0, (y[2 + i] - 1) * a.s + (a.k - 1) * a.d + 1 - a.in);
-      a.pad_begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      a.pad_end = total - a.pad_begin;
-    } else if (auto_pad == "VALID") {
-      a.pad_begin = a.pad_end = 0;
-    }
-  }
+  const Window w = window(node, x, y, kernel);
+  std::vector<Axis> axes;
+  for (int a = kMaxSpatial - 2; a < kMaxSpatial; ++a)
+    axes.push_back({.k = w.k[a], .s = w.stride[a], .d = w.dilation[a], .pad_begin = w.pad_begin[a], .in = w.in[a]});
   return axes;
 }
 
@@ -145,24 +106,31 @@ std::string patch_rule_problem(const Graph& g, const Node& node, const std::vect
       return fmt::format("its output {} is read, and only single-output operators have a patch rule", i);
   const Value& y = g.value(node.outputs[0]);
   if (y.shape.size() != 4) return fmt::format("its output {} is not 4-D", shape_to_string(y.shape));
-  if (is_window_op(node)) {
+  const PatchRule rule = patch_rule(node);
+  const OpRecord* record = find_op(node);
+  if (rule == PatchRule::kWindow) {
+    if (record->weights_transposed) return "a transposed window has no patch rule";
     if (!data(node.inputs.at(0))) return "its input 0 is not on the data path";
     for (size_t i = 1; i < node.inputs.size(); ++i)
       if (data(node.inputs[i])) return fmt::format("its input {} (weights or bias) is computed from the input", i);
     if (node.op == "AveragePool" && node.int_attr("ceil_mode", 0) != 0 && node.int_attr("count_include_pad", 0) != 0)
       return "AveragePool with ceil_mode and count_include_pad has no patch rule";
-    const std::string auto_pad = node.string_attr("auto_pad", "NOTSET");
-    if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
-      return fmt::format("auto_pad '{}' is not an ONNX value", auto_pad);
     if (g.value(node.inputs[0]).shape.size() != 4) return "its input is not 4-D";
+    try {
+      window_axes(g, node);
+    } catch (const Error& e) {
+      return e.what();
+    }
     return {};
   }
-  if (is_spatial_slice_op(node)) {
+  if (rule == PatchRule::kSlice) {
     if (!data(node.inputs.at(0))) return "its input 0 is not on the data path";
     int64_t h = 0, w = 0;
     return spatial_slice_starts(g, node, h, w);
   }
-  if (is_channel_concat(g, node)) {
+  if (rule == PatchRule::kConcat) {
+    const int64_t axis = node.int_attr("axis", 0);
+    if (axis != 1 && axis != -3) return fmt::format("Concat over axis {}, not the channels", axis);
     for (ValueId in : node.inputs) {
       if (!data(in)) return "Concat of a value not on the data path";
       const Shape& s = g.value(in).shape;
@@ -170,7 +138,7 @@ std::string patch_rule_problem(const Graph& g, const Node& node, const std::vect
     }
     return {};
   }
-  if (!is_pointwise_op(node)) return fmt::format("operator {} has no patch rule", node.op);
+  if (rule != PatchRule::kPointwise) return fmt::format("operator {} has no patch rule", op_name(node));
   bool any_data = false;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const ValueId in = node.inputs[i];
@@ -180,8 +148,9 @@ std::string patch_rule_problem(const Graph& g, const Node& node, const std::vect
       any_data = true;
       if (s.size() != 4 || s[2] != y.shape[2] || s[3] != y.shape[3])
         return fmt::format("its input {} {} is broadcast over H or W", i, shape_to_string(s));
-    } else if (node.op == "BatchNormalization" && i > 0) {
-      continue;  // per-channel vectors, not broadcast by numpy's rule
+    } else if (record->channel_parameters_from >= 0 && i >= static_cast<size_t>(record->channel_parameters_from) &&
+               s.size() == 1) {
+      continue;  // a per-channel vector ([C]), not broadcast by numpy's rule
     } else if (!broadcasts_over_hw(s)) {
       return fmt::format("its input {} '{}' {} varies over H and W", i, g.value(in).name, shape_to_string(s));
     }
@@ -192,18 +161,18 @@ std::string patch_rule_problem(const Graph& g, const Node& node, const std::vect
 
 bool is_spatial_slice(const Graph& g, const Node& node) {
   int64_t h = 0, w = 0;
-  return is_spatial_slice_op(node) && spatial_slice_starts(g, node, h, w).empty();
+  return patch_rule(node) == PatchRule::kSlice && spatial_slice_starts(g, node, h, w).empty();
 }
 
 Box needed_input_box(const Graph& g, const Node& node, size_t input, const Box& out) {
-  if (is_spatial_slice_op(node)) {
+  if (patch_rule(node) == PatchRule::kSlice) {
     ML_CHECK(input == 0, "node {}: input {} of a Slice has no box", node.label(), input);
     int64_t h = 0, w = 0;
     const std::string why = spatial_slice_starts(g, node, h, w);
     ML_CHECK(why.empty(), "node {}: {}", node.label(), why);
     return {out.h0 + h, out.h1 + h, out.w0 + w, out.w1 + w};
   }
-  if (!is_window_op(node)) return out;
+  if (patch_rule(node) != PatchRule::kWindow) return out;
   ML_CHECK(input == 0, "node {}: input {} of a window has no box", node.label(), input);
   const std::vector<Axis> axes = window_axes(g, node);
   const auto [h_lo, h_hi] = window_reach(axes[0], out.h0, out.h1);
@@ -214,7 +183,7 @@ Box needed_input_box(const Graph& g, const Node& node, size_t input, const Box& 
 
 Attributes patched_attributes(const Graph& g, const Node& node, const Box& out) {
   Attributes attributes = node.attributes;
-  if (!is_window_op(node)) return attributes;
+  if (patch_rule(node) != PatchRule::kWindow) return attributes;
   const std::vector<Axis> axes = window_axes(g, node);
   const auto [h_lo, h_hi] = window_reach(axes[0], out.h0, out.h1);
   const auto [w_lo, w_hi] = window_reach(axes[1], out.w0, out.w1);
@@ -228,30 +197,8 @@ Attributes patched_attributes(const Graph& g, const Node& node, const Box& out) 
 }
 
 int64_t node_macs(const Graph& g, const Node& node) {
-  if (!onnx_domain(node)) return 0;
-  if (node.outputs.empty() || !node.outputs[0].valid() || node.inputs.size() < 2) return 0;
-  auto elements = [](const Shape& s) {
-    int64_t n = 1;
-    for (int64_t d : s) n *= d;
-    return n;
-  };
-  const Shape& y = g.value(node.outputs[0]).shape;
-  const Shape& a = g.value(node.inputs[0]).shape;
-  const Shape& b = g.value(node.inputs[1]).shape;
-  if (node.op == "Conv") {
-    // Each output element: C/group input channels × the kernel's taps.
-    return b.size() < 2 ? 0 : elements(y) * elements(Shape(b.begin() + 1, b.end()));
-  }
-  if (node.op == "ConvTranspose") {
-    // Each input element is spread over M/group maps × the kernel's taps.
-    return b.size() < 2 ? 0 : elements(a) * elements(Shape(b.begin() + 1, b.end()));
-  }
-  if (node.op == "Gemm") {
-    if (a.size() != 2) return 0;
-    return elements(y) * (node.int_attr("transA", 0) != 0 ? a[0] : a[1]);
-  }
-  if (node.op == "MatMul") return a.empty() ? 0 : elements(y) * a.back();
-  return 0;
+  const OpRecord* r = find_op(node);
+  return r && r->macs ? r->macs(g, node) : 0;
 }
 
 }  // namespace memledger

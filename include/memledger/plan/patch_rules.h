@@ -1,8 +1,7 @@
-// The operator facts patch-based execution (plan/patch.h) needs: which operators can run on
-// a box of their output, the box of each input that box needs (the receptive field with
-// its halo, clipped to the image), the pads of a clone that computes exactly that box, and
-// each operator's multiply-accumulate count. Kept together here until the op table
-// (ir/op_table) takes them as fields of its records.
+// Receptive-field rules of patch-based execution (plan/patch.h), read from the op table's
+// records (ir/op_table: PatchRule, window geometry, channel parameters, MACs): whether a
+// node can run on a box of its output, the box of each input that box needs (the window's
+// halo, clipped to the image), and the pads of a clone that computes exactly that box.
 #pragma once
 
 #include <algorithm>
@@ -48,7 +47,8 @@ Box needed_input_box(const Graph& graph, const Node& node, size_t input, const B
 // that falls outside the image, none at interior borders.
 Attributes patched_attributes(const Graph& graph, const Node& node, const Box& out);
 
-// Multiply-accumulates of one node (Conv, ConvTranspose, Gemm, MatMul; 0 for the others).
+// Multiply-accumulates of one node, from its op table record (Conv, ConvTranspose, Gemm,
+// MatMul; 0 for the others).
 int64_t node_macs(const Graph& graph, const Node& node);
 
 }  // namespace memledger
