@@ -102,7 +102,8 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
          comment_text(profile.name));
   append(h,
          " *\n * {} buffers, {} steps. The arena is {} B (peak-live {} B); its base must be aligned to\n"
-         " * {} B. Offsets are bytes from the arena's base; an in-place output has its input's offset\n"
+         " * {} B. Offsets are bytes from the arena's base (-1: kept outside the arena, as external weights\n * in "
+         "flash or an input in its own buffer); an in-place output has its input's offset\n"
          " * (alias_of names that buffer). Buffers live over [first_step, last_step] of the schedule.\n",
          live.buffers.size(), live.steps(), plan.arena_bytes, plan.ledger.peak_live_bytes, profile.alignment_bytes);
   if (patches)
@@ -164,7 +165,7 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
   append(h,
          "typedef struct {0}_buffer {{\n"
          "  const char *name;\n"
-         "  int32_t offset;     /* bytes from the arena base */\n"
+         "  int32_t offset;     /* bytes from the arena base; -1: outside the arena (external) */\n"
          "  int32_t bytes;      /* physical bytes under the device's layout */\n"
          "  int32_t category;   /* enum {0}_category */\n"
          "  int32_t first_step; /* live over [first_step, last_step] */\n"
