@@ -87,6 +87,7 @@ std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const D
                    {"fragmentation_bytes", plan.arena_bytes - plan.ledger.peak_live_bytes},
                    {"optimal", plan.optimal},
                    {"fits", plan.fits}}},
+                 {"schedule", schedule},
                  {"buffers", buffers},
                  {"timeline", timeline}};
   if (sim) report["sim"] = json::parse(sim::sim_report_json(*sim));
