@@ -44,8 +44,9 @@ void BM_HardInstances(benchmark::State& state) {
       const HardInstance h = generate_hard_instance(seed, buffers, style);
       const auto start = std::chrono::steady_clock::now();
       const Solution greedy = plan_greedy(h.problem);
-      ExactStats stats;
-      const Solution exact = plan_exact(h.problem, {.time_budget_seconds = g_budget_seconds}, &greedy, &stats);
+      const ExactResult result = plan_exact(h.problem, {.time_budget_seconds = g_budget_seconds}, &greedy);
+      const Solution& exact = result.solution;
+      const ExactStats& stats = result.stats;
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (find_violation(h.problem, exact) || find_violation(h.problem, greedy)) state.SkipWithError("invalid plan");
       const bool at_optimum = exact.arena_bytes == h.optimum;

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
+#include <set>
+#include <unordered_map>
 
 #include "memledger/core/error.h"
 #include "memledger/core/tensor.h"
@@ -49,7 +52,55 @@ std::string_view to_string(ArenaViolation::Kind kind) {
   return "?";
 }
 
-ArenaBufferProvider::ArenaBufferProvider(const Graph& graph, const MemoryPlan& plan)
+// Everything the provider keeps: the arena with its guards, where each value and
+// workspace is planned, and what the run has done so far.
+struct ArenaBufferProvider::State {
+  State(const Graph& graph, const MemoryPlan& plan);
+
+  std::span<std::byte> value_buffer(ValueId value, int64_t bytes);
+  std::span<std::byte> workspace(NodeId node, int64_t bytes);
+  void release(ValueId value);
+  void release_workspace(NodeId node);
+  void after_node(NodeId node);
+
+  struct Range {
+    int64_t begin = 0, end = 0;  // storage indices, end exclusive
+  };
+  void begin_step(int step);
+  void load_constants(int up_to_step);
+  void check_overlap(int buffer, int step);
+  void check_writes(NodeId node);
+  std::span<std::byte> heap_buffer(int64_t bytes);
+  std::span<std::byte> hand_out(int buffer, int64_t bytes, int64_t element_bytes, bool poison);
+  Range planned_range(int buffer) const;
+  std::string describe_write(Range changed) const;
+  void report(ArenaViolation::Kind kind, const std::string& buffer, std::string message);
+  std::string node_label(int step) const;
+
+  const Graph& graph_;
+  const MemoryPlan& plan_;
+  int64_t arena_bytes_ = 0;
+  std::vector<std::byte> storage_;   // guard · arena · guard
+  std::vector<std::byte> snapshot_;  // storage_ as the current node found it
+  std::unordered_map<ValueId, int> buffer_of_value_;
+  std::unordered_map<NodeId, int> buffer_of_workspace_;
+  std::unordered_map<NodeId, int> step_of_node_;
+  std::unordered_map<ValueId, int> producer_step_;
+  std::vector<int> constants_;  // constant buffers by first step
+  size_t constants_loaded_ = 0;
+  std::set<int> held_;            // buffers the interpreter holds now
+  std::vector<Range> write_set_;  // what the current node may change
+  std::vector<int> own_buffers_;  // the current node's outputs and workspace
+  std::optional<int> workspace_now_;
+  int step_ = -1;  // the node running (or about to), -1 while inputs are copied
+  bool snapshot_taken_ = false;
+  std::vector<std::unique_ptr<std::byte[]>> heap_;
+  std::unordered_map<int, std::vector<std::byte>> external_;  // buffers outside the arena
+  std::vector<ArenaViolation> violations_;
+  std::vector<std::string> untouched_;
+};
+
+ArenaBufferProvider::State::State(const Graph& graph, const MemoryPlan& plan)
     : graph_(graph), plan_(plan), arena_bytes_(plan.arena_bytes) {
   const Liveness& live = plan.liveness;
   ML_CHECK(plan.offsets.size() == live.buffers.size(), "plan has {} offsets for {} buffers", plan.offsets.size(),
@@ -77,27 +128,27 @@ ArenaBufferProvider::ArenaBufferProvider(const Graph& graph, const MemoryPlan& p
   poison(storage_, kGuardBytes, kGuardBytes + arena_bytes_);
 }
 
-ArenaBufferProvider::Range ArenaBufferProvider::planned_range(int buffer) const {
+ArenaBufferProvider::State::Range ArenaBufferProvider::State::planned_range(int buffer) const {
   const int64_t begin = kGuardBytes + plan_.offsets[static_cast<size_t>(buffer)];
   return {begin, begin + plan_.liveness.buffers[static_cast<size_t>(buffer)].physical_bytes};
 }
 
-std::string ArenaBufferProvider::node_label(int step) const {
+std::string ArenaBufferProvider::State::node_label(int step) const {
   if (step < 0 || step >= plan_.liveness.steps()) return "";
   return graph_.node(plan_.liveness.schedule[static_cast<size_t>(step)]).label();
 }
 
-void ArenaBufferProvider::report(ArenaViolation::Kind kind, const std::string& buffer, std::string message) {
+void ArenaBufferProvider::State::report(ArenaViolation::Kind kind, const std::string& buffer, std::string message) {
   violations_.push_back({.kind = kind, .node = node_label(step_), .buffer = buffer, .message = std::move(message)});
 }
 
-std::span<std::byte> ArenaBufferProvider::heap_buffer(int64_t bytes) {
+std::span<std::byte> ArenaBufferProvider::State::heap_buffer(int64_t bytes) {
   heap_.push_back(std::make_unique<std::byte[]>(static_cast<size_t>(std::max<int64_t>(bytes, 1))));
   return {heap_.back().get(), static_cast<size_t>(bytes)};
 }
 
 // Buffers still held whose planned bytes meet `buffer`'s, other than its own storage.
-void ArenaBufferProvider::check_overlap(int buffer, int step) {
+void ArenaBufferProvider::State::check_overlap(int buffer, int step) {
   const Liveness& live = plan_.liveness;
   const Range r = planned_range(buffer);
   const int root = live.storage_of(buffer);
@@ -116,7 +167,7 @@ void ArenaBufferProvider::check_overlap(int buffer, int step) {
 
 // Copies constants that become live by `up_to_step` into their slots (arena and snapshot
 // alike: loading is not the node's write) and drops constants whose last step is past.
-void ArenaBufferProvider::load_constants(int up_to_step) {
+void ArenaBufferProvider::State::load_constants(int up_to_step) {
   const Liveness& live = plan_.liveness;
   for (auto it = held_.begin(); it != held_.end();) {
     const LiveBuffer& b = live.buffers[static_cast<size_t>(*it)];
@@ -151,7 +202,7 @@ void ArenaBufferProvider::load_constants(int up_to_step) {
 
 // Called from the first request of a node (or its after_node): constants are loaded and
 // the arena is remembered as the node finds it.
-void ArenaBufferProvider::begin_step(int step) {
+void ArenaBufferProvider::State::begin_step(int step) {
   if (step == step_ && snapshot_taken_) return;
   ML_CHECK(step > step_ || !snapshot_taken_, "step {} begins after step {}", step, step_);
   step_ = step;
@@ -165,7 +216,8 @@ void ArenaBufferProvider::begin_step(int step) {
   }
 }
 
-std::span<std::byte> ArenaBufferProvider::hand_out(int buffer, int64_t bytes, int64_t element_bytes, bool poison_it) {
+std::span<std::byte> ArenaBufferProvider::State::hand_out(int buffer, int64_t bytes, int64_t element_bytes,
+                                                          bool poison_it) {
   const LiveBuffer& b = plan_.liveness.buffers[static_cast<size_t>(buffer)];
   const Range r = planned_range(buffer);
   if (b.physical_bytes < element_bytes)
@@ -191,7 +243,7 @@ std::span<std::byte> ArenaBufferProvider::hand_out(int buffer, int64_t bytes, in
   return {storage_.data() + r.begin, static_cast<size_t>(length)};
 }
 
-std::span<std::byte> ArenaBufferProvider::value_buffer(ValueId value, int64_t bytes) {
+std::span<std::byte> ArenaBufferProvider::State::value_buffer(ValueId value, int64_t bytes) {
   const Value& v = graph_.value(value);
   auto producer = producer_step_.find(value);
   if (producer != producer_step_.end()) begin_step(producer->second);
@@ -220,7 +272,7 @@ std::span<std::byte> ArenaBufferProvider::value_buffer(ValueId value, int64_t by
   return span;
 }
 
-std::span<std::byte> ArenaBufferProvider::workspace(NodeId node, int64_t bytes) {
+std::span<std::byte> ArenaBufferProvider::State::workspace(NodeId node, int64_t bytes) {
   auto step = step_of_node_.find(node);
   ML_CHECK(step != step_of_node_.end(), "workspace for node {} outside the schedule", node.index);
   begin_step(step->second);
@@ -249,17 +301,17 @@ std::span<std::byte> ArenaBufferProvider::workspace(NodeId node, int64_t bytes) 
   return span;
 }
 
-void ArenaBufferProvider::release(ValueId value) {
+void ArenaBufferProvider::State::release(ValueId value) {
   auto it = buffer_of_value_.find(value);
   if (it != buffer_of_value_.end()) held_.erase(it->second);
 }
 
-void ArenaBufferProvider::release_workspace(NodeId node) {
+void ArenaBufferProvider::State::release_workspace(NodeId node) {
   auto it = buffer_of_workspace_.find(node);
   if (it != buffer_of_workspace_.end()) held_.erase(it->second);
 }
 
-void ArenaBufferProvider::after_node(NodeId node) {
+void ArenaBufferProvider::State::after_node(NodeId node) {
   auto step = step_of_node_.find(node);
   ML_CHECK(step != step_of_node_.end(), "after_node for node {} outside the schedule", node.index);
   begin_step(step->second);
@@ -273,7 +325,7 @@ void ArenaBufferProvider::after_node(NodeId node) {
 }
 
 // Everything outside the write set must be as the node found it.
-void ArenaBufferProvider::check_writes(NodeId node) {
+void ArenaBufferProvider::State::check_writes(NodeId node) {
   std::vector<Range> allowed = write_set_;
   std::sort(allowed.begin(), allowed.end(), [](Range a, Range b) { return a.begin < b.begin; });
   const auto total = static_cast<int64_t>(storage_.size());
@@ -318,7 +370,7 @@ void ArenaBufferProvider::check_writes(NodeId node) {
 
 // "<buffer>\n<sentence>": what the plan has at the changed bytes, and how far past the end
 // of which of the node's own buffers they lie.
-std::string ArenaBufferProvider::describe_write(Range changed) const {
+std::string ArenaBufferProvider::State::describe_write(Range changed) const {
   const Liveness& live = plan_.liveness;
   std::string buffer, where;
   const int64_t arena_end = kGuardBytes + arena_bytes_;
@@ -362,5 +414,22 @@ std::string ArenaBufferProvider::describe_write(Range changed) const {
   }
   return buffer + "\n" + where;
 }
+
+ArenaBufferProvider::ArenaBufferProvider(const Graph& graph, const MemoryPlan& plan)
+    : state_(std::make_unique<State>(graph, plan)) {}
+ArenaBufferProvider::~ArenaBufferProvider() = default;
+
+std::span<std::byte> ArenaBufferProvider::value_buffer(ValueId value, int64_t bytes) {
+  return state_->value_buffer(value, bytes);
+}
+std::span<std::byte> ArenaBufferProvider::workspace(NodeId node, int64_t bytes) {
+  return state_->workspace(node, bytes);
+}
+void ArenaBufferProvider::release(ValueId value) { state_->release(value); }
+void ArenaBufferProvider::release_workspace(NodeId node) { state_->release_workspace(node); }
+void ArenaBufferProvider::after_node(NodeId node) { state_->after_node(node); }
+const std::vector<ArenaViolation>& ArenaBufferProvider::violations() const { return state_->violations_; }
+const std::vector<std::string>& ArenaBufferProvider::untouched_workspaces() const { return state_->untouched_; }
+int64_t ArenaBufferProvider::arena_bytes() const { return state_->arena_bytes_; }
 
 }  // namespace memledger

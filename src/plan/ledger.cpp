@@ -7,16 +7,15 @@ namespace {
 
 enum class InputCount { kAsPlanned, kWith, kWithout };
 
-// Storage in use per step: each owning buffer adds its bytes over the steps in which it or
-// an alias of it that counts is live (a difference array). Which buffers count: those in
-// the arena, and graph inputs as `inputs` says.
-std::vector<int64_t> live_per_step(const Liveness& live, InputCount inputs) {
-  const int steps = std::max(live.steps(), 1);
+// Per owning buffer, the steps during which it or an alias of it that counts is live
+// ({-1, -1}: none). Which buffers count: those in the arena, and graph inputs as `inputs`
+// says.
+std::vector<std::pair<int, int>> counted_spans(const Liveness& live, InputCount inputs) {
   const auto counts = [&](const LiveBuffer& b) {
     if (b.category == BufferCategory::kInput && inputs != InputCount::kAsPlanned) return inputs == InputCount::kWith;
     return !b.external;
   };
-  std::vector<std::pair<int, int>> span(live.buffers.size(), {-1, -1});  // per root, the counted steps
+  std::vector<std::pair<int, int>> span(live.buffers.size(), {-1, -1});
   for (size_t i = 0; i < live.buffers.size(); ++i) {
     const LiveBuffer& b = live.buffers[i];
     if (!counts(b)) continue;
@@ -24,9 +23,17 @@ std::vector<int64_t> live_per_step(const Liveness& live, InputCount inputs) {
     s = s.first < 0 ? std::pair{b.first_step, b.last_step}
                     : std::pair{std::min(s.first, b.first_step), std::max(s.second, b.last_step)};
   }
+  return span;
+}
+
+// Storage in use per step: each owning buffer adds its bytes over its span (a difference
+// array), those that `select` keeps.
+template <typename Select>
+std::vector<int64_t> live_per_step(const Liveness& live, const std::vector<std::pair<int, int>>& span, Select select) {
+  const int steps = std::max(live.steps(), 1);
   std::vector<int64_t> delta(static_cast<size_t>(steps) + 1, 0);
   for (size_t i = 0; i < live.buffers.size(); ++i) {
-    if (live.buffers[i].alias_of || span[i].first < 0) continue;
+    if (live.buffers[i].alias_of || span[i].first < 0 || !select(live.buffers[i])) continue;
     delta[static_cast<size_t>(span[i].first)] += live.buffers[i].physical_bytes;
     delta[static_cast<size_t>(span[i].second) + 1] -= live.buffers[i].physical_bytes;
   }
@@ -34,6 +41,10 @@ std::vector<int64_t> live_per_step(const Liveness& live, InputCount inputs) {
   int64_t running = 0;
   for (size_t s = 0; s < out.size(); ++s) out[s] = running += delta[s];
   return out;
+}
+
+std::vector<int64_t> live_per_step(const Liveness& live, InputCount inputs) {
+  return live_per_step(live, counted_spans(live, inputs), [](const LiveBuffer&) { return true; });
 }
 
 int64_t peak_of(const std::vector<int64_t>& per_step) {
@@ -67,11 +78,23 @@ Ledger make_ledger(const Graph& graph, const Liveness& live) {
       live_at[static_cast<size_t>(s)].push_back(static_cast<int>(i));
   }
 
-  const std::vector<int64_t> arena = live_per_step(live, InputCount::kAsPlanned);
+  const auto span = counted_spans(live, InputCount::kAsPlanned);
+  const std::vector<int64_t> arena = live_per_step(live, span, [](const LiveBuffer&) { return true; });
+  std::map<BufferCategory, std::vector<int64_t>> by_category;
+  for (const auto& [category, totals] : ledger.by_category)
+    by_category[category] = live_per_step(live, span, [c = category](const LiveBuffer& b) { return b.category == c; });
+  for (size_t i = 0; i < live.buffers.size(); ++i) {
+    const LiveBuffer& b = live.buffers[i];
+    if (!b.alias_of && b.physical_bytes > 0 && live.steps() > 0 && span[i] == std::pair{0, live.steps() - 1})
+      ledger.whole_program_by_category[b.category] += b.physical_bytes;
+  }
+
   for (int s = 0; s < steps; ++s) {
     TimelineStep step{.step = s,
                       .live_bytes = arena[static_cast<size_t>(s)],
                       .live_buffers = std::move(live_at[static_cast<size_t>(s)])};
+    for (const auto& [category, per_step] : by_category)
+      if (per_step[static_cast<size_t>(s)] > 0) step.live_by_category[category] = per_step[static_cast<size_t>(s)];
     if (s < live.steps()) {
       step.node = live.schedule[static_cast<size_t>(s)];
       const Node& node = graph.node(step.node);

@@ -26,10 +26,12 @@ MemoryPlan plan_memory(const Graph& graph, const DeviceProfile& profile, const P
     plan.problem_buffer.push_back(static_cast<int>(i));
   }
   allocate::check_problem(plan.problem);
-  const allocate::Solution solution =
-      allocate::resident_first(plan.problem, allocate::plan(plan.problem, placement.algorithm,
-                                                            {.time_budget_seconds = placement.time_budget_seconds,
-                                                             .on_progress = placement.on_exact_progress}));
+  const allocate::Solution solution = allocate::resident_first(
+      plan.problem,
+      allocate::plan(plan.problem, placement.algorithm,
+                     {.time_budget_seconds = placement.time_budget_seconds,
+                      .capacity = profile.unlimited() ? std::nullopt : std::optional(profile.capacity_bytes),
+                      .on_progress = placement.on_exact_progress}));
   const auto violation = allocate::find_violation(plan.problem, solution);
   ML_CHECK(!violation, "the {} placement is invalid: {}", solution.algorithm, violation.value_or(""));
 

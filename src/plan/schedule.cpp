@@ -214,8 +214,13 @@ struct SearchResult {
 };
 
 // Level by level over sets of scheduled nodes (and the ready nodes of each). A transition
-// whose peak reaches `prune_at` is cut; a level above `width` sets keeps the best.
-SearchResult search(const Model& m, int64_t prune_at, int64_t width, Clock::time_point deadline) {
+// runs one ready node (after its deferred predecessors), then every ready node that runs
+// without raising the peak so far and leaves no more bytes live than before it: taking
+// such a node at once is never worse than taking it later (moving it earlier lowers or
+// keeps the memory of every step in between). A transition whose peak reaches `prune_at`
+// is cut; a level above `width` sets keeps the best by (peak, memory). Without `closure`
+// every transition runs one node (a different beam when sets are dropped).
+SearchResult search(const Model& m, int64_t prune_at, int64_t width, Clock::time_point deadline, bool closure = true) {
   const int n = static_cast<int>(m.nodes.size());
   const size_t w = std::max<size_t>(m.words, 1);
   const size_t stride = 2 * w;  // scheduled set, then ready set
@@ -224,24 +229,67 @@ SearchResult search(const Model& m, int64_t prune_at, int64_t width, Clock::time
     std::vector<uint64_t> bits;
     std::vector<int64_t> peak, mem;
   };
+  // Per level, per set: the set it came from and the nodes the transition ran.
+  struct Trace {
+    std::vector<int32_t> parent, begin, length, nodes;
+  };
   Level level;
   level.bits.assign(stride, 0);
-  int core = 0;
   for (int i = 0; i < n; ++i) {
     const NodeInfo& node = m.nodes[static_cast<size_t>(i)];
-    if (node.deferred) continue;
-    ++core;
-    if (node.core_preds.empty()) put(level.bits.data() + w, i);
+    if (!node.deferred && node.core_preds.empty()) put(level.bits.data() + w, i);
   }
   level.peak.push_back(n == 0 ? m.start_bytes : 0);
   level.mem.push_back(m.start_bytes);
-  // Per level, per set: the set it came from and the node added.
-  std::vector<std::vector<std::pair<int32_t, int32_t>>> history;
+  if (n == 0) {
+    result.found = true;
+    result.peak = m.start_bytes;
+    return result;
+  }
+  std::vector<Trace> history;
   std::unordered_map<std::string, int32_t> seen;
-  std::vector<uint64_t> next_set(stride);
-  for (int depth = 0; depth < core; ++depth) {
+  std::vector<uint64_t> next_set(stride), trial(w);
+  std::vector<int32_t> added;
+  int64_t best = kNoLimit;
+
+  // Runs `node`'s deferred predecessors not run yet, then `node`, on `set`.
+  auto macro = [&](uint64_t* set, int node, Step& step, int64_t& peak, bool record) {
+    auto run = [&](int x) {
+      step = step_of(m, set, step.after, x);
+      peak = std::max(peak, step.peak);
+      put(set, x);
+      if (record) added.push_back(x);
+    };
+    for (int d : m.nodes[static_cast<size_t>(node)].deferred_preds)
+      if (!has(set, d)) run(d);
+    run(node);
+  };
+  auto update_ready = [&](const uint64_t* done, uint64_t* ready, int node) {
+    drop(ready, node);
+    for (int succ : m.nodes[static_cast<size_t>(node)].succs) {
+      const NodeInfo& next_node = m.nodes[static_cast<size_t>(succ)];
+      bool ok = !has(done, succ) && !next_node.deferred;
+      for (int p : next_node.core_preds) ok = ok && has(done, p);
+      if (ok) put(ready, succ);
+    }
+  };
+  // The whole order of a complete set: its transitions' nodes back to the start.
+  auto trace_back = [&](int32_t parent) {
+    std::vector<std::vector<int32_t>> parts{added};
+    for (auto h = static_cast<int64_t>(history.size()) - 1; h >= 0; --h) {
+      const Trace& t = history[static_cast<size_t>(h)];
+      const auto at = static_cast<size_t>(parent);
+      parts.emplace_back(t.nodes.begin() + t.begin[at], t.nodes.begin() + t.begin[at] + t.length[at]);
+      parent = t.parent[at];
+    }
+    std::vector<int> order;
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) order.insert(order.end(), it->begin(), it->end());
+    return order;
+  };
+
+  while (!level.peak.empty()) {
     Level next;
-    std::vector<std::pair<int32_t, int32_t>> from;
+    Trace trace;
     seen.clear();
     const auto count = static_cast<int32_t>(level.peak.size());
     for (int32_t si = 0; si < count; ++si) {
@@ -253,41 +301,58 @@ SearchResult search(const Model& m, int64_t prune_at, int64_t width, Clock::time
           std::copy(done, done + stride, next_set.begin());
           uint64_t* nd = next_set.data();
           uint64_t* nr = nd + w;
-          // The node's deferred predecessors not run yet, then the node.
+          added.clear();
           Step s{.peak = 0, .after = level.mem[static_cast<size_t>(si)]};
           int64_t peak = level.peak[static_cast<size_t>(si)];
-          auto run = [&](int x) {
-            s = step_of(m, nd, s.after, x);
-            peak = std::max(peak, s.peak);
-            put(nd, x);
-          };
-          for (int d : m.nodes[static_cast<size_t>(node)].deferred_preds)
-            if (!has(nd, d)) run(d);
-          run(node);
-          if (peak >= prune_at) continue;
+          macro(nd, node, s, peak, true);
+          if (peak >= prune_at || peak >= best) continue;
+          update_ready(nd, nr, node);
+          for (bool again = closure; again;) {
+            again = false;
+            for (size_t rw = 0; rw < w && !again; ++rw)
+              for (uint64_t rb = nr[rw]; rb != 0 && !again; rb &= rb - 1) {
+                const int r = static_cast<int>(rw * 64 + static_cast<size_t>(__builtin_ctzll(rb)));
+                std::copy(nd, nd + w, trial.begin());
+                Step t{.peak = 0, .after = s.after};
+                int64_t trial_peak = 0;
+                macro(trial.data(), r, t, trial_peak, false);
+                if (trial_peak > peak || t.after > s.after) continue;
+                macro(nd, r, s, peak, true);
+                update_ready(nd, nr, r);
+                again = true;
+              }
+          }
           ++result.states;
-          drop(nr, node);
-          for (int succ : m.nodes[static_cast<size_t>(node)].succs) {
-            const NodeInfo& next_node = m.nodes[static_cast<size_t>(succ)];
-            bool ok = !has(nd, succ) && !next_node.deferred;
-            for (int p : next_node.core_preds) ok = ok && has(nd, p);
-            if (ok) put(nr, succ);
+          if (std::all_of(nr, nr + w, [](uint64_t x) { return x == 0; })) {  // every node has run
+            if (peak < best) {
+              best = peak;
+              result.found = true;
+              result.peak = peak;
+              result.order = trace_back(si);
+            }
+            continue;
           }
           std::string key(reinterpret_cast<const char*>(nd), w * sizeof(uint64_t));
           auto [it, inserted] = seen.try_emplace(std::move(key), static_cast<int32_t>(next.peak.size()));
+          const auto at = static_cast<size_t>(it->second);
           if (inserted) {
             next.bits.insert(next.bits.end(), next_set.begin(), next_set.end());
             next.peak.push_back(peak);
             next.mem.push_back(s.after);
-            from.emplace_back(si, node);
-          } else if (peak < next.peak[static_cast<size_t>(it->second)]) {
-            next.peak[static_cast<size_t>(it->second)] = peak;
-            from[static_cast<size_t>(it->second)] = {si, node};
+            trace.parent.push_back(si);
+            trace.begin.push_back(static_cast<int32_t>(trace.nodes.size()));
+            trace.length.push_back(static_cast<int32_t>(added.size()));
+            trace.nodes.insert(trace.nodes.end(), added.begin(), added.end());
+          } else if (peak < next.peak[at]) {
+            next.peak[at] = peak;
+            trace.parent[at] = si;
+            trace.begin[at] = static_cast<int32_t>(trace.nodes.size());
+            trace.length[at] = static_cast<int32_t>(added.size());
+            trace.nodes.insert(trace.nodes.end(), added.begin(), added.end());
           }
         }
       }
     }
-    if (next.peak.empty()) return result;  // every branch was cut
     const int64_t room = Clock::now() > deadline ? std::min(width, kOvertimeWidth) : width;
     if (static_cast<int64_t>(next.peak.size()) > room) {
       result.exact = false;
@@ -299,40 +364,23 @@ SearchResult search(const Model& m, int64_t prune_at, int64_t width, Clock::time
       });
       keep.resize(static_cast<size_t>(room));
       Level kept;
-      std::vector<std::pair<int32_t, int32_t>> kept_from;
+      Trace kept_trace;
+      kept_trace.nodes = std::move(trace.nodes);
       for (int32_t k : keep) {
         const auto uk = static_cast<size_t>(k);
         kept.bits.insert(kept.bits.end(), next.bits.begin() + static_cast<std::ptrdiff_t>(uk * stride),
                          next.bits.begin() + static_cast<std::ptrdiff_t>((uk + 1) * stride));
         kept.peak.push_back(next.peak[uk]);
         kept.mem.push_back(next.mem[uk]);
-        kept_from.push_back(from[uk]);
+        kept_trace.parent.push_back(trace.parent[uk]);
+        kept_trace.begin.push_back(trace.begin[uk]);
+        kept_trace.length.push_back(trace.length[uk]);
       }
       next = std::move(kept);
-      from = std::move(kept_from);
+      trace = std::move(kept_trace);
     }
-    history.push_back(std::move(from));
+    history.push_back(std::move(trace));
     level = std::move(next);
-  }
-  // One set holds every node; walk back through the levels, then put each deferred node
-  // just before its first consumer.
-  result.found = true;
-  result.peak = level.peak.empty() ? m.start_bytes : level.peak[0];
-  std::vector<int> core_order(static_cast<size_t>(core));
-  int32_t at = 0;
-  for (int depth = core - 1; depth >= 0; --depth) {
-    const auto& [parent, node] = history[static_cast<size_t>(depth)][static_cast<size_t>(at)];
-    core_order[static_cast<size_t>(depth)] = node;
-    at = parent;
-  }
-  std::vector<char> emitted(static_cast<size_t>(n), 0);
-  for (int node : core_order) {
-    for (int d : m.nodes[static_cast<size_t>(node)].deferred_preds)
-      if (!emitted[static_cast<size_t>(d)]) {
-        emitted[static_cast<size_t>(d)] = 1;
-        result.order.push_back(d);
-      }
-    result.order.push_back(node);
   }
   return result;
 }
@@ -375,6 +423,14 @@ ScheduleResult memory_aware_schedule(const Graph& graph, const DeviceProfile& pr
   if (beam.found) {
     bound = std::min(bound, beam.peak);
     found.push_back(beam);
+  }
+  if (!beam.exact) {  // the beam of one node per transition drops other sets: a second opinion
+    const SearchResult single = search(m, bound + 1, kHeuristicWidth, Clock::time_point::max(), false);
+    result.states += single.states;
+    if (single.found && single.peak <= bound) {
+      bound = single.peak;
+      found.push_back(single);
+    }
   }
   const auto deadline =
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_budget_seconds));

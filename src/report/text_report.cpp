@@ -6,35 +6,16 @@
 #include <map>
 
 #include "memledger/report/units.h"
+#include "names.h"
 
 namespace memledger {
 namespace {
 
+using report::glyphs;
+using report::shorten;
+
 std::string alias_name(const MemoryPlan& plan, const LiveBuffer& b) {
   return b.alias_of ? plan.liveness.buffers[static_cast<size_t>(*b.alias_of)].name : "";
-}
-
-// Cuts a long name in the middle, where exported names repeat their path
-// ("/layer1/layer1.0/conv1/Conv_output_0" → "/layer1/la…nv1/Conv_output_0"); non-ASCII names
-// are cut at the end on a character boundary.
-size_t glyphs(std::string_view text) {
-  return static_cast<size_t>(
-      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
-
-std::string shorten(const std::string& name, size_t width) {
-  if (glyphs(name) <= width || width < 3) return name;
-  if (glyphs(name) == name.size()) {
-    const size_t head = (width - 1) * 2 / 5;
-    return name.substr(0, head) + "…" + name.substr(name.size() - (width - 1 - head));
-  }
-  std::string out;
-  size_t used = 0;
-  for (char c : name) {
-    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80 && ++used == width) break;
-    out += c;
-  }
-  return out + "…";
 }
 
 // Rows padded to columns end in spaces when the last column is empty.
@@ -44,16 +25,9 @@ std::string trim_right(std::string line) {
 }
 
 // Bytes of storage each category holds at the peak step (aliases counted once).
-std::map<BufferCategory, int64_t> live_at_peak(const MemoryPlan& plan) {
-  std::map<BufferCategory, int64_t> out;
-  const auto intervals = plan.liveness.storage_intervals();
-  const int peak = plan.ledger.peak_step;
-  for (size_t i = 0; i < plan.liveness.buffers.size(); ++i) {
-    const LiveBuffer& b = plan.liveness.buffers[i];
-    if (!b.alias_of && !b.external && intervals[i].first <= peak && peak <= intervals[i].second)
-      out[b.category] += b.physical_bytes;
-  }
-  return out;
+const std::map<BufferCategory, int64_t>& live_at_peak(const Ledger& ledger) {
+  static const std::map<BufferCategory, int64_t> none;
+  return ledger.timeline.empty() ? none : ledger.timeline[static_cast<size_t>(ledger.peak_step)].live_by_category;
 }
 
 constexpr size_t kNameWidth = 40;
@@ -71,7 +45,7 @@ std::string bar(int64_t value, int64_t full, int width) {
 }  // namespace
 
 std::string category_table(const MemoryPlan& plan) {
-  const auto at_peak = live_at_peak(plan);
+  const auto& at_peak = live_at_peak(plan.ledger);
   // The "external" column (bytes outside the arena) only where some buffer is.
   const bool external = plan.ledger.external_bytes > 0;
   auto row = [&](std::string_view name, size_t count, int64_t logical, int64_t physical, int64_t outside,

@@ -36,3 +36,22 @@ memledger_cli_test(allocate.cut_rectangle_reaches_optimum
   ARGS allocate ${ALLOCATE_DATA}/cut_rectangle_120.csv --time-budget 60
   OUTPUT "lower bound  1048576 bytes" "greedy       1088214 bytes" "exact        1048576 bytes \\(1.000× lower bound\\), optimal"
          "arena        1048576 bytes, optimal")
+# Capacities decided first (issue 14). 13 buffers whose peak of 22 bytes is out of reach: the
+# search completes, so the refusal says "proven infeasible" and gives the best arena and the
+# lower bound (exit 3).
+memledger_cli_test(allocate.infeasible_capacity_is_proven
+  ARGS allocate ${ALLOCATE_DATA}/peak_out_of_reach.csv --capacity 22 --time-budget 30
+  EXIT_CODE 3
+  OUTPUT "lower bound  22 bytes" "exact        23 bytes .*optimal" "capacity     22 bytes: proven infeasible"
+         "the plan needs 23 bytes but the capacity is 22 bytes \\(lower bound 22 bytes\\); proven infeasible")
+# A slack instance (generate_slack_instance(3, 200, 10, guillotine, 100000): 10 of 210 cut pieces
+# removed, lower bound 95924) fits its known capacity of 100000; the statistics are printed.
+memledger_cli_test(allocate.slack_instance_fits_its_capacity
+  ARGS allocate ${ALLOCATE_DATA}/slack_guillotine_200.csv --capacity 100000 --time-budget 5
+       --json ${CMAKE_CURRENT_BINARY_DIR}/slack_allocation.json
+  OUTPUT "lower bound  95924 bytes" "search       [0-9]+ nodes, [0-9]+ restarts, [0-9]+ capacities tried"
+         "best arena   [0-9]+ B at [0-9.]+ s, " "capacity     100000 bytes: fits" "wrote .*slack_allocation.json")
+memledger_cli_test(allocate.greedy_cannot_prove_infeasible
+  ARGS allocate ${ALLOCATE_DATA}/peak_out_of_reach.csv --capacity 22 --algorithm greedy
+  EXIT_CODE 3
+  OUTPUT "capacity     22 bytes: not found" "the exact search was not run")

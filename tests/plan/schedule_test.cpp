@@ -15,6 +15,9 @@
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/interpreter.h"
 #include "memledger/plan/memory_plan.h"
+#include "memledger/report/html_report.h"
+#include "memledger/report/json_report.h"
+#include "memledger/report/text_report.h"
 
 namespace memledger {
 namespace {
@@ -124,6 +127,33 @@ TEST(Schedule, ReportedFigureIsTheLedgersAndThePlanRunsInItsArena) {
   // The reordered graph computes the same numbers, inside its arena, with no guard broken.
   const ArenaRunReport run = run_in_arena(g, plan, inputs, reference);
   EXPECT_TRUE(run.clean()) << run.failure << (run.violations.empty() ? "" : run.violations[0].message);
+}
+
+// Text, JSON and HTML say which order the plan is for and give the peak of each.
+TEST(Schedule, ReportsSayWhichOrderAndThePeakOfEach) {
+  Graph g = two_branches();
+  const DeviceProfile p = host_without_constants();
+  const MemoryPlan model = plan_memory(g, p);
+  EXPECT_NE(text_report(model).find("order: the model's own (a memory-aware order was not searched"),
+            std::string::npos);
+  EXPECT_NE(plan_report_json(g, model, p, "m").find("\"searched\": false"), std::string::npos);
+  EXPECT_NE(plan_report_html(g, model, p, "m").find("memory-aware order not searched"), std::string::npos);
+
+  ScheduleResult r = memory_aware_schedule(g, p);
+  g.set_order(r.order);
+  MemoryPlan plan = plan_memory(g, p);
+  plan.schedule = r;
+  EXPECT_NE(text_report(plan).find("order: memory-aware (exact-dp, optimal, "), std::string::npos);
+  EXPECT_NE(
+      text_report(plan).find("peak-live 768 B (768 B) against 1.31 KiB (1344 B) in the model's order, 1.75x lower"),
+      std::string::npos);
+  const std::string json = plan_report_json(g, plan, p, "m");
+  for (const char* key : {"\"order\": \"memory\"", "\"model_order_peak_bytes\": 1344", "\"peak_live_bytes\": 768",
+                          "\"optimal\": true", "\"nodes\": ["})
+    EXPECT_NE(json.find(key), std::string::npos) << key;
+  const std::string html = plan_report_html(g, plan, p, "m");
+  EXPECT_NE(html.find("model order peak-live"), std::string::npos);
+  EXPECT_NE(html.find("data-bytes=\"1344\""), std::string::npos);
 }
 
 TEST(Schedule, AChainKeepsTheModelsOrderAndProvesIt) {

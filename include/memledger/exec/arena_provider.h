@@ -6,10 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <optional>
-#include <set>
+#include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "memledger/exec/buffer_provider.h"
@@ -74,6 +72,7 @@ class ArenaBufferProvider final : public BufferProvider {
   // `graph` and `plan` must outlive the provider; the plan must be of this graph, in the
   // interpreter's execution order (the graph's own).
   ArenaBufferProvider(const Graph& graph, const MemoryPlan& plan);
+  ~ArenaBufferProvider() override;
 
   std::span<std::byte> value_buffer(ValueId value, int64_t bytes) override;
   std::span<std::byte> workspace(NodeId node, int64_t bytes) override;
@@ -83,47 +82,16 @@ class ArenaBufferProvider final : public BufferProvider {
   // The checks after `node` ran; install as RunOptions::after_node.
   void after_node(NodeId node);
 
-  const std::vector<ArenaViolation>& violations() const { return violations_; }
+  const std::vector<ArenaViolation>& violations() const;
   // Names of the workspaces still all poison after their node ran.
-  const std::vector<std::string>& untouched_workspaces() const { return untouched_; }
-  int64_t arena_bytes() const { return arena_bytes_; }
+  const std::vector<std::string>& untouched_workspaces() const;
+  int64_t arena_bytes() const;
 
  private:
-  struct Range {
-    int64_t begin = 0, end = 0;  // storage indices, end exclusive
-  };
-  void begin_step(int step);
-  void load_constants(int up_to_step);
-  void check_overlap(int buffer, int step);
-  void check_writes(NodeId node);
-  std::span<std::byte> heap_buffer(int64_t bytes);
-  std::span<std::byte> hand_out(int buffer, int64_t bytes, int64_t element_bytes, bool poison);
-  Range planned_range(int buffer) const;
-  std::string describe_write(Range changed) const;
-  void report(ArenaViolation::Kind kind, const std::string& buffer, std::string message);
-  std::string node_label(int step) const;
-
-  const Graph& graph_;
-  const MemoryPlan& plan_;
-  int64_t arena_bytes_ = 0;
-  std::vector<std::byte> storage_;   // guard · arena · guard
-  std::vector<std::byte> snapshot_;  // storage_ as the current node found it
-  std::unordered_map<ValueId, int> buffer_of_value_;
-  std::unordered_map<NodeId, int> buffer_of_workspace_;
-  std::unordered_map<NodeId, int> step_of_node_;
-  std::unordered_map<ValueId, int> producer_step_;
-  std::vector<int> constants_;  // constant buffers by first step
-  size_t constants_loaded_ = 0;
-  std::set<int> held_;            // buffers the interpreter holds now
-  std::vector<Range> write_set_;  // what the current node may change
-  std::vector<int> own_buffers_;  // the current node's outputs and workspace
-  std::optional<int> workspace_now_;
-  int step_ = -1;  // the node running (or about to), -1 while inputs are copied
-  bool snapshot_taken_ = false;
-  std::vector<std::unique_ptr<std::byte[]>> heap_;
-  std::unordered_map<int, std::vector<std::byte>> external_;  // buffers outside the arena
-  std::vector<ArenaViolation> violations_;
-  std::vector<std::string> untouched_;
+  // The arena, the plan's indices and the run's state (what is held, what the current node
+  // may write), in the .cpp.
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 }  // namespace memledger

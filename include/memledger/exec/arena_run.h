@@ -1,6 +1,6 @@
 // `run --arena` as a library call: runs a graph inside its MemoryPlan with the
 // ArenaBufferProvider and compares the outputs with an ordinary (heap) run, which must be
-// bit-identical (DESIGN.md §4.4, issue 5 item 4). The verdict a test or the CLI reads.
+// bit-identical (DESIGN.md §4.4). The verdict a test or the CLI reads.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // The memory ledger (DESIGN.md §4.2, P6, P8): per buffer and per category, logical and
-// physical bytes; the live-at-once timeline; peak-live, the lower bound of any placement;
-// and, once a placement exists, the arena and its fragmentation (arena − peak-live).
+// physical bytes; the live-at-once timeline, per step and category; peak-live, the lower
+// bound of any placement. The ledger is made before placement and holds no arena figures:
+// the arena and its fragmentation (arena − peak-live) are the MemoryPlan's.
 //
 // Buffers held outside the arena (external constants and inputs) stay in every total and
 // category with their bytes, and are counted again in `external_bytes`; they take no part
@@ -29,7 +30,10 @@ struct TimelineStep {
   int step = 0;
   NodeId node;
   std::string node_name;
-  int64_t live_bytes = 0;         // arena storage in use at this step, aliases counted once
+  int64_t live_bytes = 0;  // arena storage in use at this step, aliases counted once
+  // live_bytes by the category of the buffer that owns the storage (an in-place output's
+  // bytes are its root's); categories with no bytes live are left out.
+  std::map<BufferCategory, int64_t> live_by_category;
   std::vector<int> live_buffers;  // buffer indices in the arena live at this step, largest first
 };
 
@@ -41,6 +45,9 @@ struct Ledger {
   std::vector<TimelineStep> timeline;
   int64_t peak_live_bytes = 0;  // the arena's: external buffers not counted
   int peak_step = 0;
+  // Arena storage live at every step (resident weights, say), by the owner's category:
+  // part of every step's live_by_category. Empty for a graph without steps.
+  std::map<BufferCategory, int64_t> whole_program_by_category;
   // The graph inputs are in the arena, so peak_live_bytes counts them.
   bool inputs_in_arena = true;
   // Peak-live of the arena's buffers plus every graph input (in the arena or not), and

@@ -5,9 +5,12 @@
 // "ready/scheduled" sets): memory after a set of nodes has run does not depend on the
 // order they ran in, so the lowest peak with which each set can be reached is enough to
 // extend it, level by level (one more node each time), and two orders reaching the same
-// set merge. A branch whose peak already reaches the best known complete order is cut.
-// Where a level has more sets than the search may hold, or the time budget is spent, the
-// best sets by (peak, memory) are kept (a beam search) and the result is a heuristic.
+// set merge. A branch whose peak already reaches the best known complete order is cut, and
+// a ready node that runs without raising the peak so far and leaves no more bytes live is
+// taken at once (never worse: moving it earlier lowers or keeps every step in between).
+// Two beam searches (512 sets per level) give the first bound; where a level of the exact
+// search has more sets than it may hold, or the time budget is spent, the best sets by
+// (peak, memory) are kept and the result is a heuristic.
 // Graphs that are chains of small branching regions (GoogLeNet's inception modules,
 // DenseNet's dense layers) have few sets per level, since every set holds the whole region
 // before a node all later ones depend on: such graphs are solved exactly.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "memledger/core/error.h"
+#include "memledger/plan/allocate/lower_bound.h"
 
 namespace memledger::allocate {
 namespace {
@@ -142,6 +143,47 @@ HardInstance generate_hard_instance(uint64_t seed, int64_t buffers, CutStyle sty
     instance.problem.buffers.push_back({fmt::format("b{}", i), p.end - p.offset, 1, p.lower, p.upper, std::nullopt});
     instance.witness.push_back(p.offset);
   }
+  return instance;
+}
+
+SlackInstance generate_slack_instance(uint64_t seed, int64_t buffers, int64_t removed, CutStyle style,
+                                      int64_t capacity) {
+  ML_CHECK(buffers >= 1 && removed >= 1, "{} buffers, {} removed", buffers, removed);
+  HardInstance cut = generate_hard_instance(seed, buffers + removed, style, capacity);
+  // Each piece removed is live at a step that is still full, while there is one, so the
+  // lower bound drops below the capacity where the share allows.
+  Rng rng(seed ^ 0x5eedc0ffee5eedULL);
+  const std::vector<Buffer>& pieces = cut.problem.buffers;
+  int64_t steps = 0;
+  for (const Buffer& b : pieces) steps = std::max(steps, b.upper);
+  std::vector<bool> gone(pieces.size(), false);
+  for (int64_t r = 0; r < removed; ++r) {
+    std::vector<int64_t> live(steps, 0);
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      if (gone[i]) continue;
+      for (int64_t t = pieces[i].lower; t < pieces[i].upper; ++t) live[t] += pieces[i].size;
+    }
+    std::vector<int64_t> full;
+    for (int64_t t = 0; t < steps; ++t) {
+      if (live[t] == capacity) full.push_back(t);
+    }
+    std::vector<size_t> choice;
+    const int64_t at = full.empty() ? -1 : full[rng.uniform(0, static_cast<int64_t>(full.size()) - 1)];
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      if (!gone[i] && (at < 0 || (pieces[i].lower <= at && at < pieces[i].upper))) choice.push_back(i);
+    }
+    gone[choice[rng.uniform(0, static_cast<int64_t>(choice.size()) - 1)]] = true;
+  }
+  SlackInstance instance;
+  instance.capacity = capacity;
+  for (size_t i = 0; i < cut.problem.buffers.size(); ++i) {
+    if (gone[i]) continue;
+    Buffer b = cut.problem.buffers[i];
+    b.id = fmt::format("b{}", instance.problem.buffers.size());
+    instance.problem.buffers.push_back(std::move(b));
+    instance.witness.push_back(cut.witness[i]);
+  }
+  instance.lower_bound = lower_bound(instance.problem).bytes;
   return instance;
 }
 

@@ -337,6 +337,7 @@ PerfectPackingResult find_perfect_packing(const Problem& problem, int64_t capaci
       case Outcome::kTimeout:
         return result;
       case Outcome::kNodeLimit:
+        ++result.restarts;
         break;
     }
     if (Clock::now() > deadline) return result;

@@ -140,7 +140,7 @@ TEST(AllocateExact, OptimumAboveTheLowerBoundIsFoundAndProven) {
     ++above;
     SCOPED_TRACE(seed);
     const Solution greedy = plan_greedy(p);
-    const Solution s = plan_exact(p, {.time_budget_seconds = 60}, &greedy);
+    const Solution s = plan_exact(p, {.time_budget_seconds = 60}, &greedy).solution;
     testing::expect_valid_plan(p, s);
     EXPECT_LE(s.arena_bytes, greedy.arena_bytes);
     EXPECT_EQ(s.arena_bytes, optimum);
@@ -158,7 +158,7 @@ TEST(AllocateExact, ReportsProgress) {
     ++calls;
     last = p;
   };
-  const Solution s = plan_exact(h.problem, options);
+  const Solution s = plan_exact(h.problem, options).solution;
   testing::expect_valid_plan(h.problem, s);
   EXPECT_EQ(s.arena_bytes, h.optimum);
   EXPECT_GE(calls, 1);

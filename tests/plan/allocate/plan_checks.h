@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <random>
+#include <string>
 
 #include "memledger/plan/allocate/lower_bound.h"
 #include "memledger/plan/allocate/problem.h"
@@ -24,6 +26,30 @@ inline void expect_valid_plan(const Problem& problem, const Solution& solution) 
 
 inline Buffer buffer(std::string id, int64_t lower, int64_t upper, int64_t size, int64_t alignment = 1) {
   return Buffer{std::move(id), size, alignment, lower, upper, std::nullopt};
+}
+
+// A small tight problem: `n` buffers of two steps or more over six steps (sizes 1-5), and
+// one-step fillers that bring every step up to the peak (`capacity`). Buffers that meet in
+// chains make the peak unreachable now and then (about one seed in ten for n = 7).
+inline Problem random_chain_problem(uint32_t seed, int n, int64_t& capacity) {
+  std::mt19937 rng(seed);  // raw outputs only: the same on every standard library
+  constexpr int64_t kSteps = 6;
+  Problem p;
+  for (int i = 0; i < n; ++i) {
+    const int64_t lower = rng() % (kSteps - 1);
+    const int64_t upper = lower + 2 + rng() % (kSteps - lower - 1);
+    const int64_t size = 1 + rng() % 5;
+    p.buffers.push_back(buffer("r" + std::to_string(i), lower, upper, size));
+  }
+  std::vector<int64_t> live(kSteps, 0);
+  for (const Buffer& b : p.buffers) {
+    for (int64_t s = b.lower; s < b.upper; ++s) live[s] += b.size;
+  }
+  capacity = *std::max_element(live.begin(), live.end());
+  for (int64_t s = 0; s < kSteps; ++s) {
+    if (live[s] < capacity) p.buffers.push_back(buffer("f" + std::to_string(s), s, s + 1, capacity - live[s]));
+  }
+  return p;
 }
 
 // The smallest arena below `limit` by trying every (aligned) offset for every buffer (`limit` when

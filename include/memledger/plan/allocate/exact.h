@@ -1,34 +1,24 @@
-// Exact placement with a time budget: proves the arena minimal when it reaches the lower
-// bound (or proves every smaller arena infeasible), otherwise returns the best arena found,
-// never worse than the greedy portfolio.
+// Exact placement with a time budget, as a sequence of decisions "does everything fit in
+// C bytes?": at the requested capacity first (when one is given), then a binary search on
+// the arena between the lower bound and the best arena found, which starts from the greedy
+// portfolio's. The result proves the arena minimal when it reaches the lower bound (or every
+// smaller arena was refuted); it is never worse than the greedy start.
 //
-// The search follows the ideas of MiniMalloc (Moffitt, ASPLOS 2023), written anew here:
-// it decides "does everything fit in capacity C?" by depth-first search over canonical
-// solutions only, in which buffers are placed in non-decreasing offset order, each at the
-// lowest offset above the placed buffers it meets in time. Pruning: a buffer whose lowest
-// offset is at or above the lowest end any other buffer could reach is skipped (that other
-// buffer would go first in the canonical order); and for every section of time (between two
-// consecutive events) the floor of what is still unplaced plus the sizes still unplaced must
-// fit under C. When the last buffer spanning a boundary in time is placed, the two sides
-// are searched independently (dynamic decomposition), and a buffer that meets no unplaced
-// buffer is never swapped for another choice. Buffers are tried in order of lowest offset, ties broken by a static
-// preordering (largest section total first, then size, then area); several preorderings
-// take turns with a growing node limit. The capacity itself goes down from the greedy arena:
-// the lower bound first, then a binary search between what is proven and what is found.
+// Each decision is taken by the search that suits the capacity's slack: a tight capacity
+// (every section of time exactly full, as in instances cut from a rectangle) goes to the
+// perfect-packing search (perfect_packing.h), which may demand that no byte is wasted; any
+// other to the decision search with waste (decision_search.h).
 //
-// Tight problems (every step exactly full at the lower bound, as in instances cut from a
-// rectangle) first go to the perfect-packing search (perfect_packing.h), which is far
-// stronger there; if it refutes the lower bound or runs out of its share of the budget,
-// the search above improves on the greedy arena with what is left.
-//
-// Limits: problems with fixed offsets, or too many overlapping pairs, get the greedy result.
-// See docs/benchmarks.md, "Placement", for the share of hard instances solved within 5 s.
+// Limits: problems with fixed offsets, or more than `max_search_buffers` buffers, get the
+// greedy result. See docs/benchmarks.md, "Placement", for the shares solved within budget.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <vector>
 
+#include "memledger/plan/allocate/decision_search.h"
 #include "memledger/plan/allocate/problem.h"
 
 namespace memledger::allocate {
@@ -44,28 +34,52 @@ struct ExactProgress {
 
 struct ExactOptions {
   double time_budget_seconds = 5.0;
-  int64_t max_overlap_pairs = 20'000'000;  // above this, the search is skipped
+  // When set, the first decision is at this capacity, with the whole budget; the arena is
+  // then minimised further with what is left.
+  std::optional<int64_t> capacity;
+  int64_t max_search_buffers = 200'000;  // above this, the search is skipped
   // Called from the searching thread every thousand nodes or so, and after each capacity
   // tried; keep it cheap (memledger::Progress throttles its redraws).
   std::function<void(const ExactProgress&)> on_progress;
 };
 
+// The best arena at one moment of the search (the first entry is the start).
+struct ExactImprovement {
+  double seconds = 0;
+  int64_t arena_bytes = 0;
+  int64_t nodes = 0;
+};
+
 struct ExactStats {
   int64_t nodes = 0;
-  int64_t probes = 0;  // capacities tried
+  int64_t restarts = 0;  // searches stopped by a node limit and started again
+  int64_t probes = 0;    // capacities decided or tried
   bool timed_out = false;
   bool searched = false;     // false when the search was skipped (fixed offsets, too large)
   int64_t greedy_arena = 0;  // the start point
+  int64_t lower_bound = 0;   // lower_bound(problem).bytes
+  int64_t proven_bound = 0;  // every smaller arena is proven impossible (>= lower_bound)
+  double seconds = 0;        // wall time spent
+  std::vector<ExactImprovement> best_over_time;
+};
+
+struct ExactResult {
+  Solution solution;
+  ExactStats stats;
 };
 
 // `start`, when given, is a valid solution to improve (e.g. the greedy portfolio's);
 // otherwise the portfolio runs first (inside the budget).
-Solution plan_exact(const Problem& problem, const ExactOptions& options = {}, const Solution* start = nullptr,
-                    ExactStats* stats = nullptr);
+ExactResult plan_exact(const Problem& problem, const ExactOptions& options = {}, const Solution* start = nullptr);
 
-// The decision procedure alone: a placement within `capacity`, or nothing when none exists
-// or the budget ran out (`timed_out` tells which).
-std::optional<Solution> find_placement_within(const Problem& problem, int64_t capacity, double time_budget_seconds,
-                                              bool* timed_out = nullptr);
+// One decision at `capacity`, by the search that suits its slack: a placement within it, a
+// proof that none exists (kInfeasible), or kUnknown when the budget ran out.
+struct PlacementDecision {
+  DecisionResult::Outcome outcome = DecisionResult::Outcome::kUnknown;
+  std::optional<Solution> solution;
+  int64_t nodes = 0;
+  int64_t restarts = 0;
+};
+PlacementDecision decide_within(const Problem& problem, int64_t capacity, double time_budget_seconds);
 
 }  // namespace memledger::allocate

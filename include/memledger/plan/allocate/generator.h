@@ -5,6 +5,10 @@
 // rectangle, so at every step the live sizes add up to exactly the capacity: the optimum,
 // the lower bound and the capacity are one figure, and the cut itself is a witness.
 //
+// Instances with slack and a known feasible capacity: cut as above, then remove a share of
+// the pieces, so the lower bound falls below the capacity while the remaining pieces, left
+// where the cut put them, still place within it.
+//
 // Random problems: lifetimes and sizes loosely shaped like a network's activations (mostly
 // short lives, some long), for property tests and scale benchmarks.
 #pragma once
@@ -31,6 +35,18 @@ struct HardInstance {
 
 // `buffers` is the number of pieces (>= 1), capacity >= buffers.
 HardInstance generate_hard_instance(uint64_t seed, int64_t buffers, CutStyle style, int64_t capacity = 1 << 20);
+
+struct SlackInstance {
+  Problem problem;               // offsets are not fixed; the buffers are shuffled
+  std::vector<int64_t> witness;  // a placement within `capacity` (the cut's offsets)
+  int64_t capacity = 0;          // feasible; the optimum may be lower
+  int64_t lower_bound = 0;       // lower_bound(problem).bytes, below the capacity
+};
+
+// Cuts `buffers` + `removed` pieces and removes `removed` of them at random (1 <= removed <
+// the pieces cut).
+SlackInstance generate_slack_instance(uint64_t seed, int64_t buffers, int64_t removed, CutStyle style,
+                                      int64_t capacity = 1 << 20);
 
 Problem generate_random_problem(uint64_t seed, int64_t buffers, int64_t max_size = 1 << 16,
                                 bool with_alignment = false);

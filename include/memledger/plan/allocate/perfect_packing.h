@@ -41,6 +41,7 @@ struct PerfectPackingResult {
   Outcome outcome = Outcome::kNotApplicable;
   std::vector<int64_t> offsets;  // in problem order, when found
   int64_t nodes = 0;
+  int64_t restarts = 0;  // searches stopped by their node limit and started again
 };
 
 // True when the sizes live at every step between the first lower and the last upper add up

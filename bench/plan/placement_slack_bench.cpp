@@ -1,0 +1,175 @@
+// Placement instances with slack and a known feasible capacity: the decision at that
+// capacity (plan_exact with ExactOptions::capacity, greedy included). Two families:
+//  - generate_slack_instance: a 2^20-byte × time rectangle cut into pieces, 1-10% of them
+//    removed, 150-450 buffers left; the capacity is 2^20 and the lower bound is below it;
+//  - model plans: `memledger plan MODEL.onnx --csv F` files in --models=DIR; the capacity
+//    is the arena of the offsets the plan wrote (so known feasible), offsets not fixed.
+// Reports the share placed within capacity, the time until the plan first fitted (median,
+// slowest), and greedy's arena / capacity. Targets (issue 14): >= 99% within capacity, each
+// <= 2 s, median <= 0.2 s.
+//
+//   placement_slack_bench [--instances=N] [--budget=S] [--first-seed=K] [--models=DIR]
+//                         [--dump=DIR] [benchmark flags]
+// Default: 20 instances per cut style, seeds 1000, 1001, ...; --dump writes each generated
+// instance as DIR/<style>_<seed>.csv with its capacity in DIR/capacities.txt, so another
+// build (a baseline) can be run on the same instances.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "memledger/plan/allocate/csv.h"
+#include "memledger/plan/allocate/exact.h"
+#include "memledger/plan/allocate/generator.h"
+#include "memledger/plan/allocate/greedy.h"
+#include "memledger/plan/allocate/lower_bound.h"
+#include "memledger/plan/allocate/validate.h"
+
+namespace memledger::allocate {
+namespace {
+
+int g_instances = 20;
+uint64_t g_first_seed = 1000;
+double g_budget_seconds = 2.0;
+std::string g_models, g_dump;
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+struct Tally {
+  int placed = 0, total = 0;
+  std::vector<double> fit_seconds, greedy_ratio;
+};
+
+// Plans one instance; returns whether it fitted. `name` labels the line on stderr.
+bool run_instance(const std::string& name, const Problem& problem, int64_t capacity, Tally& tally) {
+  const auto start = std::chrono::steady_clock::now();
+  const Solution greedy = plan_greedy(problem);
+  const double greedy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const ExactResult r = plan_exact(problem, {.time_budget_seconds = g_budget_seconds, .capacity = capacity}, &greedy);
+  if (find_violation(problem, r.solution) || find_violation(problem, greedy)) {
+    std::fprintf(stderr, "  %s: INVALID PLAN\n", name.c_str());
+    std::abort();
+  }
+  double fit = -1;
+  for (const ExactImprovement& i : r.stats.best_over_time) {
+    if (i.arena_bytes <= capacity) {
+      fit = greedy_seconds + i.seconds;
+      break;
+    }
+  }
+  const bool placed = fit >= 0;
+  ++tally.total;
+  tally.placed += placed ? 1 : 0;
+  tally.fit_seconds.push_back(placed ? fit : 1e9);
+  tally.greedy_ratio.push_back(static_cast<double>(greedy.arena_bytes) / static_cast<double>(capacity));
+  std::fprintf(stderr,
+               "  %s: %zu buffers, lower bound %.4f, greedy %.4f of capacity; %s in %.3f s (%lld nodes, %lld "
+               "restarts)%s\n",
+               name.c_str(), problem.buffers.size(),
+               static_cast<double>(lower_bound(problem).bytes) / static_cast<double>(capacity),
+               tally.greedy_ratio.back(), placed ? "fits" : "DOES NOT FIT", placed ? fit : r.stats.seconds,
+               static_cast<long long>(r.stats.nodes), static_cast<long long>(r.stats.restarts),
+               placed ? "" : "  NOT PLACED");
+  return placed;
+}
+
+void report(benchmark::State& state, const Tally& t) {
+  state.counters["instances"] = t.total;
+  state.counters["placed_share"] = t.total ? static_cast<double>(t.placed) / t.total : 0;
+  state.counters["fit_s_median"] = quantile(t.fit_seconds, 0.5);
+  state.counters["fit_s_max"] = quantile(t.fit_seconds, 1.0);
+  state.counters["greedy_median"] = quantile(t.greedy_ratio, 0.5);
+}
+
+void BM_SlackInstances(benchmark::State& state) {
+  const CutStyle style = state.range(0) == 0 ? CutStyle::kBrick : CutStyle::kGuillotine;
+  const char* style_name = style == CutStyle::kBrick ? "brick" : "guillotine";
+  for (auto _ : state) {
+    Tally tally;
+    std::ofstream capacities;
+    if (!g_dump.empty()) {
+      std::filesystem::create_directories(g_dump);
+      capacities.open(std::filesystem::path(g_dump) / "capacities.txt", std::ios::app);
+    }
+    for (int k = 0; k < g_instances; ++k) {
+      const uint64_t seed = g_first_seed + static_cast<uint64_t>(k);
+      const int64_t buffers = 150 + (static_cast<int64_t>(k) * 300) / std::max(g_instances - 1, 1);
+      const int64_t percent = 1 + k % 10;  // 1%, 2%, ..., 10% of the pieces removed
+      const int64_t removed = std::max<int64_t>(1, (buffers * percent + 50) / 100);
+      const SlackInstance h = generate_slack_instance(seed, buffers, removed, style);
+      const std::string name = std::string(style_name) + "_" + std::to_string(seed);
+      if (!g_dump.empty()) {
+        const Solution none{std::vector<int64_t>(h.problem.buffers.size(), 0), 0, "", false};
+        std::ofstream(std::filesystem::path(g_dump) / (name + ".csv")) << format_solution_csv(h.problem, none);
+        capacities << name << ".csv " << h.capacity << "\n";
+      }
+      run_instance(name + " (" + std::to_string(percent) + "% removed)", h.problem, h.capacity, tally);
+    }
+    report(state, tally);
+  }
+}
+BENCHMARK(BM_SlackInstances)->Arg(0)->Arg(1)->ArgName("guillotine")->Iterations(1)->Unit(benchmark::kSecond);
+
+void BM_ModelPlans(benchmark::State& state) {
+  for (auto _ : state) {
+    Tally tally;
+    if (g_models.empty()) {
+      state.SkipWithError("no --models=DIR given");
+      return;
+    }
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(g_models)) {
+      if (entry.path().extension() == ".csv") files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      Problem p = read_problem_csv(file);
+      std::vector<int64_t> witness;
+      for (Buffer& b : p.buffers) {
+        witness.push_back(b.fixed_offset.value_or(0));
+        b.fixed_offset.reset();
+      }
+      run_instance(file.stem().string(), p, arena_bytes(p, witness), tally);
+    }
+    report(state, tally);
+  }
+}
+BENCHMARK(BM_ModelPlans)->Iterations(1)->Unit(benchmark::kSecond);
+
+}  // namespace
+}  // namespace memledger::allocate
+
+int main(int argc, char** argv) {
+  using namespace memledger::allocate;
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--instances=", 12) == 0) {
+      g_instances = std::max(1, std::atoi(argv[i] + 12));
+    } else if (std::strncmp(argv[i], "--first-seed=", 13) == 0) {
+      g_first_seed = std::strtoull(argv[i] + 13, nullptr, 10);
+    } else if (std::strncmp(argv[i], "--budget=", 9) == 0) {
+      g_budget_seconds = std::atof(argv[i] + 9);
+    } else if (std::strncmp(argv[i], "--models=", 9) == 0) {
+      g_models = argv[i] + 9;
+    } else if (std::strncmp(argv[i], "--dump=", 7) == 0) {
+      g_dump = argv[i] + 7;
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  int rest_count = static_cast<int>(rest.size());
+  benchmark::Initialize(&rest_count, rest.data());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,54 @@
+// The decision problem at a given capacity, for problems with slack: is there a placement
+// of every buffer within `capacity` bytes? Unlike the perfect-packing search (which demands
+// that no byte is wasted), bytes may stay empty here, as long as every section of time keeps
+// room for what still has to fit above its floor.
+//
+// Algorithm: a skyline search over canonical (bottom-justified) placements, in which every
+// buffer rests on offset 0 or on a buffer below it. The placed buffers and the bytes
+// declared empty fill each section of time from 0 up to its height. At a "well" (a plateau
+// of sections lower than both neighbours) the search branches on the lowest open position,
+// the well's leftmost section not yet declared empty at that height: either a buffer that
+// starts in that section goes there, or that byte stays empty (allowed only while the section
+// has slack). A well whose every section is declared empty is raised to its lower wall,
+// which is complete: the lowest buffer above it must rest on a wall. Pruning: in every
+// section, the unplaced buffers live there must fit between its height and the capacity,
+// and in every well, the buffers that cross its walls must fit above the lower wall.
+// Identical buffers (same lifetime and size) are placed in one order only. The well with
+// the fewest choices is branched on first; when no unplaced buffer spans a boundary in time
+// any more, the two sides are searched independently (dynamic decomposition). Restarts
+// follow the Luby sequence over four variants (time mirrored or not, size or length
+// first), then perturbed branching orders; the limits are unbounded, so the last run of a
+// long enough budget completes.
+//
+// Complete (kInfeasible is a proof) when every alignment divides the greatest common divisor
+// of the sizes (then offsets are counted in that unit); otherwise unaligned heights are
+// skipped to the next aligned offset and an exhausted search says kUnknown. Fixed offsets are
+// not taken (kUnknown).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "memledger/plan/allocate/problem.h"
+
+namespace memledger::allocate {
+
+struct DecisionResult {
+  enum class Outcome { kFound, kInfeasible, kUnknown };
+  Outcome outcome = Outcome::kUnknown;
+  std::vector<int64_t> offsets;  // in problem order, when found
+  int64_t nodes = 0;
+  int64_t restarts = 0;  // searches stopped by their node limit and started again
+};
+
+// Whether kInfeasible from decide_placement would be a proof for this problem.
+bool decision_search_is_complete(const Problem& problem);
+
+// `on_tick`, when set, is called about every thousand nodes with the nodes searched so far.
+DecisionResult decide_placement(const Problem& problem, int64_t capacity,
+                                std::chrono::steady_clock::time_point deadline,
+                                const std::function<void(int64_t nodes)>& on_tick = {});
+
+}  // namespace memledger::allocate

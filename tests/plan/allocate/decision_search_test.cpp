@@ -1,0 +1,137 @@
+// The decision search at a capacity with slack: agrees with brute force on tiny problems
+// (found and refuted), places slack instances within their known feasible capacity, and
+// every placement it returns passes the validator.
+#include "memledger/plan/allocate/decision_search.h"
+
+#include <gtest/gtest.h>
+
+#include "memledger/plan/allocate/generator.h"
+#include "memledger/plan/allocate/lower_bound.h"
+#include "memledger/plan/allocate/perfect_packing.h"
+#include "plan/allocate/plan_checks.h"
+
+namespace memledger::allocate {
+namespace {
+
+using Outcome = DecisionResult::Outcome;
+using testing::brute_force_optimum;
+using testing::buffer;
+
+std::chrono::steady_clock::time_point far_away() { return std::chrono::steady_clock::now() + std::chrono::hours(1); }
+
+Solution solution_of(const Problem& p, const DecisionResult& r) {
+  Solution s;
+  s.offsets = r.offsets;
+  s.arena_bytes = arena_bytes(p, s.offsets);
+  s.algorithm = "decision";
+  s.optimal = s.arena_bytes == lower_bound(p).bytes;
+  return s;
+}
+
+// Every capacity from the lower bound up to the optimum: refuted below it, found at it.
+// Tight chains are where the lower bound is sometimes out of reach; without their fillers
+// they have slack.
+TEST(AllocateDecisionSearch, AgreesWithBruteForceOnTinyProblems) {
+  int refuted = 0, found = 0;
+  for (uint32_t seed = 1; seed <= 100; ++seed) {
+    int64_t peak = 0;
+    Problem p = testing::random_chain_problem(seed, 7, peak);
+    if (seed % 3 == 0) std::erase_if(p.buffers, [](const Buffer& b) { return b.id[0] == 'f'; });
+    const int64_t optimum = brute_force_optimum(p, 1 << 20);
+    SCOPED_TRACE(seed);
+    for (int64_t capacity = lower_bound(p).bytes; capacity <= optimum; ++capacity) {
+      const DecisionResult r = decide_placement(p, capacity, far_away());
+      if (capacity < optimum) {
+        EXPECT_EQ(r.outcome, Outcome::kInfeasible) << "capacity " << capacity;
+        ++refuted;
+      } else {
+        ASSERT_EQ(r.outcome, Outcome::kFound) << "capacity " << capacity;
+        const Solution s = solution_of(p, r);
+        testing::expect_valid_plan(p, s);
+        EXPECT_LE(s.arena_bytes, capacity);
+        ++found;
+      }
+    }
+  }
+  EXPECT_GE(refuted, 3);  // the refutations are exercised, not only the easy finds
+  EXPECT_EQ(found, 100);
+}
+
+// Both searches are complete on tight problems, so they must agree (perfect packing is
+// checked against brute force in its own test).
+TEST(AllocateDecisionSearch, AgreesWithPerfectPackingOnTightProblems) {
+  const auto far = far_away();
+  int refuted = 0;
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    int64_t capacity = 0;
+    const Problem p = testing::random_chain_problem(seed, 8, capacity);
+    SCOPED_TRACE(seed);
+    const PerfectPackingResult packing = find_perfect_packing(p, capacity, far);
+    const DecisionResult r = decide_placement(p, capacity, far);
+    ASSERT_NE(packing.outcome, PerfectPackingResult::Outcome::kTimeout);
+    EXPECT_EQ(r.outcome == Outcome::kFound, packing.outcome == PerfectPackingResult::Outcome::kFound);
+    EXPECT_NE(r.outcome, Outcome::kUnknown);
+    if (r.outcome == Outcome::kFound) testing::expect_valid_plan(p, solution_of(p, r));
+    refuted += r.outcome == Outcome::kInfeasible ? 1 : 0;
+  }
+  EXPECT_GE(refuted, 10);
+}
+
+// Sizes that share a divisor every alignment divides are searched in that unit, completely.
+TEST(AllocateDecisionSearch, AlignedSizesAreSearchedInTheirUnit) {
+  const Problem p{
+      {buffer("a", 0, 2, 64, 64), buffer("b", 1, 3, 128, 32), buffer("c", 2, 4, 64, 64), buffer("d", 0, 1, 128, 64)}};
+  const DecisionResult fits = decide_placement(p, 192, far_away());
+  ASSERT_EQ(fits.outcome, Outcome::kFound);
+  testing::expect_valid_plan(p, solution_of(p, fits));
+  EXPECT_EQ(decide_placement(p, 191, far_away()).outcome, Outcome::kInfeasible);
+}
+
+// Alignments that do not divide the sizes: placements stay valid, refutations are not claimed.
+TEST(AllocateDecisionSearch, UnevenAlignmentIsValidButNotAProof) {
+  const Problem p{{buffer("a", 0, 2, 3, 1), buffer("b", 1, 3, 5, 4), buffer("c", 0, 1, 2, 2)}};
+  const DecisionResult fits = decide_placement(p, 9, far_away());
+  ASSERT_EQ(fits.outcome, Outcome::kFound);
+  const Solution s = solution_of(p, fits);
+  testing::expect_valid_plan(p, s);
+  EXPECT_LE(s.arena_bytes, 9);
+  EXPECT_NE(decide_placement(p, 7, far_away()).outcome, Outcome::kFound);
+  EXPECT_NE(decide_placement(p, 7, far_away()).outcome, Outcome::kInfeasible);
+}
+
+class AllocateSlackInstances : public ::testing::TestWithParam<CutStyle> {};
+
+TEST_P(AllocateSlackInstances, PlacedWithinTheirKnownCapacity) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const SlackInstance h = generate_slack_instance(seed, 120, 6, GetParam(), 100'000);
+    SCOPED_TRACE(seed);
+    testing::expect_valid_plan(h.problem, {h.witness, arena_bytes(h.problem, h.witness), "witness", false});
+    const DecisionResult r = decide_placement(h.problem, h.capacity, far_away());
+    ASSERT_EQ(r.outcome, Outcome::kFound);
+    const Solution s = solution_of(h.problem, r);
+    testing::expect_valid_plan(h.problem, s);
+    EXPECT_LE(s.arena_bytes, h.capacity);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Styles, AllocateSlackInstances, ::testing::Values(CutStyle::kGuillotine, CutStyle::kBrick),
+                         [](const auto& param_info) {
+                           return param_info.param == CutStyle::kGuillotine ? "Guillotine" : "Brick";
+                         });
+
+TEST(AllocateDecisionSearch, ABudgetOfZeroDecidesNothingHard) {
+  const SlackInstance h = generate_slack_instance(4, 300, 15, CutStyle::kGuillotine);
+  const DecisionResult r =
+      decide_placement(h.problem, h.lower_bound, std::chrono::steady_clock::now() - std::chrono::seconds(1));
+  EXPECT_NE(r.outcome, Outcome::kFound);
+}
+
+TEST(AllocateDecisionSearch, CapacityBelowALiveSectionIsRefutedAtOnce) {
+  const Problem p{{buffer("a", 0, 2, 10), buffer("b", 1, 3, 10)}};
+  const DecisionResult r = decide_placement(p, 19, far_away());
+  EXPECT_EQ(r.outcome, Outcome::kInfeasible);
+  EXPECT_LE(r.nodes, 1);
+}
+
+}  // namespace
+}  // namespace memledger::allocate

@@ -1,0 +1,86 @@
+// report/diff: the attribution of a change to constants, layout and lifetimes, on two
+// plans of the hand-planned alias chain (tests/plan/hand_graphs.h, host profile): without
+// in-place reuse, and with it and the input donated (the whole chain in x's bytes).
+#include "memledger/report/diff.h"
+
+#include <gtest/gtest.h>
+
+#include "../plan/hand_graphs.h"
+#include "memledger/core/error.h"
+#include "memledger/device/profile.h"
+#include "memledger/plan/memory_plan.h"
+#include "memledger/report/json_report.h"
+
+namespace memledger {
+namespace {
+
+std::string report_of(const PlanOptions& options, const std::string& model) {
+  const Graph graph = hand::alias_chain();
+  const DeviceProfile host = builtin_profile("host");
+  return plan_report_json(graph, plan_memory(graph, host, options), host, model);
+}
+
+// Before (no reuse): six owners, 5 × 256 + 64 = 1344 B physical; constants 16 (the shape's
+// logical bytes), layout 48 (its padding), lifetimes 1280. After (in place, donated): x
+// and shape own 320 B: 16, 48, 256. Logical bytes (1296) do not change.
+// Peak-live: before, step 0 holds x, shape and a: 16 + 48 + 512 = 576; after, x and shape:
+// 16 + 48 + 256 = 320. Every saving is lifetimes: storage shared, no padding or constant
+// changed.
+TEST(Diff, InPlaceReuseIsAttributedToLifetimes) {
+  const ReportDiff d =
+      diff_reports(report_of({.in_place = false}, "before.onnx"), report_of({.donate_inputs = true}, "after.onnx"));
+  EXPECT_EQ(d.model_before, "before.onnx");
+  EXPECT_EQ(d.model_after, "after.onnx");
+  const auto expect = [](const FigureChange& c, int64_t before, int64_t after, int64_t lifetimes, const char* what) {
+    EXPECT_EQ(c.before, before) << what;
+    EXPECT_EQ(c.after, after) << what;
+    EXPECT_EQ(c.constants, 0) << what;
+    EXPECT_EQ(c.layout, 0) << what;
+    EXPECT_EQ(c.lifetimes, lifetimes) << what;
+    EXPECT_EQ(c.total(), c.constants + c.layout + c.lifetimes) << what;
+  };
+  expect(d.logical, 1296, 1296, 0, "logical");
+  expect(d.physical, 1344, 320, -1024, "physical");
+  expect(d.peak_live, 576, 320, -256, "peak-live");
+}
+
+// Aligning to 256 B instead of 64 pads the shape's 16 B to 256: physical and peak-live
+// grow by 192, all of it layout; logical bytes stay.
+TEST(Diff, PaddingIsAttributedToLayout) {
+  const Graph graph = hand::alias_chain();
+  DeviceProfile wide = builtin_profile("host");
+  wide.alignment_bytes = 256;
+  const std::string after = plan_report_json(graph, plan_memory(graph, wide), wide, "wide.onnx");
+  const ReportDiff d = diff_reports(report_of({}, "host.onnx"), after);
+  EXPECT_EQ(d.logical.total(), 0);
+  EXPECT_EQ(d.physical.before, 576);
+  EXPECT_EQ(d.physical.after, 768);
+  EXPECT_EQ(d.physical.layout, 192);
+  EXPECT_EQ(d.physical.constants, 0);
+  EXPECT_EQ(d.physical.lifetimes, 0);
+  EXPECT_EQ(d.peak_live.total(), 192);
+  EXPECT_EQ(d.peak_live.layout, 192);
+}
+
+// A report that is not a plan report is refused with its name and what is missing.
+TEST(Diff, AMalformedReportIsNamed) {
+  const std::string good = report_of({}, "good.onnx");
+  try {
+    diff_reports(good, R"({"model": "x"})", "good.json", "bad.json");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ledger"), std::string::npos) << e.what();
+  }
+  try {
+    diff_reports(R"({"ledger": {"logical_bytes": 1, "physical_bytes": 1}})", good, "old.json", "good.json");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("old.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("peak_live_bytes"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(diff_reports("not json", good), Error);
+}
+
+}  // namespace
+}  // namespace memledger
