@@ -72,9 +72,10 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def generator_key(seed: int) -> dict:
+def generator_key(seed: int, input_side: int | None = None) -> dict:
     """Everything that decides the bytes of an exported file, without importing torch."""
-    return {
+    side = {"input_side": input_side} if input_side else {}
+    return side | {
         "script_sha256": sha256_file(Path(__file__).resolve()),
         "seed": seed,
         "opset": OPSET,
@@ -260,7 +261,7 @@ def export_model(name: str, out: Path, key: dict, variants=VARIANTS) -> dict:
     batchnorm_modules = randomise_batchnorm(model, torch.Generator().manual_seed(seed))
     reinit_zero_weights(model)
 
-    side = INPUT_SIDE.get(name, 224)
+    side = key.get("input_side") or INPUT_SIDE.get(name, 224)
     shape = [1, 3, side, side]
     x = np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
     y, batchnorms = run_counting_calls(model, batchnorm_modules, torch.from_numpy(x))
@@ -343,6 +344,8 @@ def main(argv: list[str]) -> int:
     which.add_argument("--all", action="store_true", help="every classification model in torchvision.models")
     parser.add_argument("--out", type=Path, default=Path("corpus"), help="output folder (default: ./corpus)")
     parser.add_argument("--seed", type=int, default=0, help="base seed for weights and inputs (default: 0)")
+    parser.add_argument("--input-side", type=int, metavar="N",
+                        help="input images of N x N for every model (default: 224; inception_v3 299)")
     parser.add_argument("--list", action="store_true", help="print the model names that would be exported and exit")
     parser.add_argument("--force", action="store_true", help="export even when the cached files are current")
     parser.add_argument("--verify", action="store_true", help="run check_bn_variants.py on the output afterwards")
@@ -365,7 +368,9 @@ def main(argv: list[str]) -> int:
 
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
-    key = generator_key(args.seed)
+    if args.input_side is not None and not 16 <= args.input_side <= 4096:
+        parser.error(f"--input-side {args.input_side}: expected 16 to 4096")
+    key = generator_key(args.seed, args.input_side)
     manifest = load_manifest(out)
     # Entries made by another script version, seed or library version are stale: drop
     # them and their files so the folder never mixes corpora.

@@ -89,6 +89,7 @@ void add_index_kernels(KernelTable& table);
 void add_resample_kernels(KernelTable& table);
 void add_einsum_kernels(KernelTable& table);
 void add_nn_extra_kernels(KernelTable& table);
+void add_patch_kernels(KernelTable& table);
 
 // ---- helpers shared by the kernel families ----
 

@@ -4,7 +4,13 @@
 // of output rows at a time, so the workspace stays near kIm2colBlockBytes whatever the image
 // size (a whole-image im2col was resnet18's peak: 7.4 MB for its first Conv). No workspace
 // when none is needed: a 1×1 stride-1 unpadded Conv multiplies the input itself, and a Conv
-// with one input channel per group (depthwise) runs directly.
+// with one input channel per group and several maps per channel runs directly.
+// A depthwise Conv (group = input channels = output channels) may write its output over its
+// input (TinyEngine's in-place depthwise, issue 13; the op table's Conv contract): it
+// computes each output plane into a workspace of one plane, then copies it to the output,
+// channel by channel in ascending order. Output plane m starts at or before input plane m
+// when planes do not grow, so the copy only covers input planes already consumed; the kernel
+// always takes this path, so the declared workspace is the one it uses, in place or not.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -57,7 +63,10 @@ void im2col(const float* x, int64_t channels, const Window& w, int64_t row_begin
 // Tap by tap, a whole output row gains weight × the input row under it (only over the
 // output positions where that tap lands inside the input), so the inner loop is a
 // vectorisable axpy; every output sums bias, then its valid taps in (kd, kh, kw) order.
-void conv_direct(const ConvShape& s, const float* x, const float* wt, const float* bias, float* y) {
+// With `plane_workspace`, each output plane is computed there and then copied to its place
+// in y (the depthwise path, where y may share x's bytes).
+void conv_direct(const ConvShape& s, const float* x, const float* wt, const float* bias, float* y,
+                 float* plane_workspace) {
   const Window& w = s.w;
   const int64_t kvol = w.k_size();
   for (int64_t n = 0; n < s.batch; ++n)
@@ -65,7 +74,8 @@ void conv_direct(const ConvShape& s, const float* x, const float* wt, const floa
       const int64_t c = m / s.mg;
       const float* plane = x + (n * s.channels + c) * w.in_size();
       const float* filter = wt + m * kvol;
-      float* out = y + (n * s.maps + m) * w.out_size();
+      float* target = y + (n * s.maps + m) * w.out_size();
+      float* out = plane_workspace ? plane_workspace : target;
       std::fill(out, out + w.out_size(), bias ? bias[m] : 0.0f);
       for (int64_t od = 0; od < w.out[0]; ++od)
         for (int64_t oh = 0; oh < w.out[1]; ++oh) {
@@ -92,6 +102,7 @@ void conv_direct(const ConvShape& s, const float* x, const float* wt, const floa
             }
           }
         }
+      if (plane_workspace) std::memcpy(target, plane_workspace, static_cast<size_t>(w.out_size()) * sizeof(float));
     }
 }
 
@@ -103,7 +114,12 @@ void conv(KernelContext& ctx) {
   if (bias && ctx.in(2).elements() != s.maps)
     fail("node {}: bias has {} values for {} maps", ctx.node.label(), ctx.in(2).elements(), s.maps);
   float* y = ctx.out().as<float>();
-  if (s.direct()) return conv_direct(s, x, wt, bias, y);
+  if (s.depthwise()) {
+    ML_CHECK(static_cast<int64_t>(ctx.workspace.size()) >= s.w.out_size() * static_cast<int64_t>(sizeof(float)),
+             "node {}: the depthwise workspace holds less than one output plane", ctx.node.label());
+    return conv_direct(s, x, wt, bias, y, reinterpret_cast<float*>(ctx.workspace.data()));
+  }
+  if (s.direct()) return conv_direct(s, x, wt, bias, y, nullptr);
   const int64_t P = s.w.out_size(), K = s.cg * s.w.k_size();
   float* col = reinterpret_cast<float*>(ctx.workspace.data());
   for (int64_t n = 0; n < s.batch; ++n)

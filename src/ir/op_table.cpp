@@ -10,6 +10,7 @@
 #include "memledger/device/tensor_layout.h"
 #include "memledger/ir/affine.h"
 #include "memledger/ir/window.h"
+#include "memledger/ir/write_patch.h"
 
 namespace memledger {
 namespace {
@@ -53,12 +54,27 @@ KernelContract variadic_contract(const Graph& g, const Node& n, const DeviceProf
 }
 
 // The reference Conv's im2col block (see ir/window.h); none for a pointwise or a direct
-// (one channel per group) Conv.
-int64_t conv_workspace(const Graph& g, const Node& node, const DeviceProfile& profile) {
+// (one channel per group) Conv. A depthwise Conv (group = input channels = output channels)
+// computes each output plane in a workspace of one plane and copies it over the input plane
+// it consumed (exec/kernels_conv), so its output may take its input's buffer while output
+// planes are no larger than input planes in the interpreter's dense storage (the planner
+// checks the device's sizes too).
+KernelContract conv_contract(const Graph& g, const Node& node, const DeviceProfile& profile) {
   const ConvShape s = conv_shape(g, node);
-  if (s.w.is_pointwise() || s.direct()) return 0;
+  if (s.depthwise()) {
+    Shape plane;
+    for (int a = kMaxSpatial - s.w.spatial; a < kMaxSpatial; ++a) plane.push_back(s.w.out[a]);
+    KernelContract contract{.workspace_bytes = tensor_layout(profile, plane, DType::kFloat32, {}).bytes(),
+                            .overwritable_inputs = {}};
+    if (s.w.out_size() <= s.w.in_size() && g.value(node.inputs[0]).dtype == g.value(node.outputs[0]).dtype)
+      contract.overwritable_inputs.push_back(0);
+    return contract;
+  }
+  if (s.w.is_pointwise() || s.direct()) return {};
   const int64_t k = s.cg * s.w.k_size();
-  return tensor_layout(profile, {k, im2col_block_rows(s.w, k) * s.w.out[2]}, DType::kFloat32, {}).bytes();
+  return {.workspace_bytes =
+              tensor_layout(profile, {k, im2col_block_rows(s.w, k) * s.w.out[2]}, DType::kFloat32, {}).bytes(),
+          .overwritable_inputs = {}};
 }
 
 // The fused affine: the seed's historical kernel declares a workspace as big as its
@@ -70,6 +86,48 @@ KernelContract affine_contract(const Graph& g, const Node& n, const DeviceProfil
                           .overwritable_inputs = {}};
   }
   return elementwise_contract(g, n, 1);
+}
+
+// memledger.WritePatch writes its patch over input 0, the previous patches' result.
+KernelContract write_patch_contract(const Graph&, const Node& n, const DeviceProfile&) {
+  KernelContract contract;
+  if (!n.inputs.empty() && n.inputs[0].valid()) contract.overwritable_inputs.push_back(0);
+  return contract;
+}
+
+// ---- multiply-accumulates ----
+
+int64_t elements(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+// Each output element: C/group input channels × the kernel's taps (weights [M, C/g, k...]).
+int64_t conv_macs(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2 || n.outputs.empty() || !n.outputs[0].valid()) return 0;
+  const Shape& w = g.value(n.inputs[1]).shape;
+  return w.size() < 2 ? 0 : elements(g.value(n.outputs[0]).shape) * elements(Shape(w.begin() + 1, w.end()));
+}
+
+// Each input element spreads over M/group maps × the kernel's taps (weights [C, M/g, k...]).
+int64_t conv_transpose_macs(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2) return 0;
+  const Shape& w = g.value(n.inputs[1]).shape;
+  return w.size() < 2 ? 0 : elements(g.value(n.inputs[0]).shape) * elements(Shape(w.begin() + 1, w.end()));
+}
+
+int64_t gemm_macs(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2 || n.outputs.empty() || !n.outputs[0].valid()) return 0;
+  const Shape& a = g.value(n.inputs[0]).shape;
+  if (a.size() != 2) return 0;
+  return elements(g.value(n.outputs[0]).shape) * (n.int_attr("transA", 0) != 0 ? a[0] : a[1]);
+}
+
+int64_t matmul_macs(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2 || n.outputs.empty() || !n.outputs[0].valid()) return 0;
+  const Shape& a = g.value(n.inputs[0]).shape;
+  return a.empty() ? 0 : elements(g.value(n.outputs[0]).shape) * a.back();
 }
 
 // ---- record makers ----
@@ -84,7 +142,8 @@ constexpr OpRecord unary(std::string_view name) {
           .data_inputs = 1,
           .in_place = InPlaceRule::kElementwise,
           .in_place_inputs = 1,
-          .tile = T::kElementwise};
+          .tile = T::kElementwise,
+          .patch = PatchRule::kPointwise};
 }
 // An elementwise operator over broadcast operands; its output may take one of the first
 // `in_place` operands.
@@ -95,7 +154,8 @@ constexpr OpRecord broadcasting(std::string_view name, int in_place = 2, int dat
           .broadcasts = true,
           .in_place = InPlaceRule::kElementwise,
           .in_place_inputs = in_place,
-          .tile = T::kElementwise};
+          .tile = T::kElementwise,
+          .patch = PatchRule::kPointwise};
 }
 // Output axes are the data input's, extents may differ.
 constexpr OpRecord same_axes(std::string_view name, int data_inputs = 1) {
@@ -129,12 +189,17 @@ std::vector<OpRecord> make_table() {
   t.push_back(with(unary("CastLike"), [](OpRecord& r) { r.in_place = InPlaceRule::kNone; }));
   t.push_back(with(unary("Identity"), [](OpRecord& r) { r.in_place = InPlaceRule::kAlias; }));
   t.push_back(with(unary("Dropout"), [](OpRecord& r) { r.in_place = InPlaceRule::kAlias; }));
+  // Not element by element along the axes they run over: no patch rule.
   for (std::string_view op : {"Softmax", "LogSoftmax", "Hardmax", "LayerNormalization"})
-    t.push_back(with(unary(op), [](OpRecord& r) { r.tile = T::kGeneric; }));
+    t.push_back(with(unary(op), [](OpRecord& r) {
+      r.tile = T::kGeneric;
+      r.patch = PatchRule::kNone;
+    }));
   for (std::string_view op : {"CumSum", "ReverseSequence", "LpNormalization"})
     t.push_back(with(unary(op), [](OpRecord& r) {
       r.tile = T::kGeneric;
       r.in_place = InPlaceRule::kNone;
+      r.patch = PatchRule::kNone;
     }));
 
   // Elementwise over broadcast operands.
@@ -149,25 +214,32 @@ std::vector<OpRecord> make_table() {
     t.push_back(with(unary(op), [](OpRecord& r) {
       r.roles = R::kQuantize;
       r.in_place = InPlaceRule::kNone;
+      r.patch = PatchRule::kNone;
     }));
   t.push_back(OpRecord{.domain = kMemledgerDomain,
                        .name = kAffineOp,
                        .roles = R::kElementwise,
                        .broadcasts = true,
                        .contract = affine_contract,
-                       .tile = T::kElementwise});
+                       .tile = T::kElementwise,
+                       .patch = PatchRule::kPointwise});
+  t.push_back(OpRecord{
+      .domain = kMemledgerDomain, .name = kWritePatchOp, .roles = R::kSameAxes, .contract = write_patch_contract});
 
   // Channel-first: windows, normalizations, rearrangements of N, C, spatial.
   t.push_back(with(channel_first("Conv", 2), [](OpRecord& r) {
     r.window = WindowKind::kConv;
     r.weight_input = 1;
-    r.workspace = conv_workspace;
+    r.contract = conv_contract;
     r.tile = T::kConv;
+    r.patch = PatchRule::kWindow;
+    r.macs = conv_macs;
   }));
   t.push_back(with(channel_first("ConvTranspose", 2), [](OpRecord& r) {
     r.window = WindowKind::kConv;
     r.weight_input = 1;
     r.weights_transposed = true;
+    r.macs = conv_transpose_macs;
   }));
   for (std::string_view op : {"ConvInteger", "DeformConv"})
     t.push_back(with(channel_first(op), [](OpRecord& r) {
@@ -182,6 +254,7 @@ std::vector<OpRecord> make_table() {
     t.push_back(with(channel_first(op), [](OpRecord& r) {
       r.window = WindowKind::kPool;
       r.tile = T::kPool;
+      r.patch = PatchRule::kWindow;
     }));
   t.push_back(with(channel_first("MaxRoiPool"), [](OpRecord& r) { r.window = WindowKind::kPool; }));
   for (std::string_view op : {"GlobalAveragePool", "GlobalMaxPool"})
@@ -189,6 +262,7 @@ std::vector<OpRecord> make_table() {
   t.push_back(with(channel_first("BatchNormalization", 1), [](OpRecord& r) {
     r.in_place = InPlaceRule::kElementwise;
     r.tile = T::kElementwise;
+    r.patch = PatchRule::kPointwise;
   }));
   t.push_back(channel_first("InstanceNormalization", 1));
   for (std::string_view op :
@@ -196,9 +270,9 @@ std::vector<OpRecord> make_table() {
     t.push_back(channel_first(op));
 
   // Same axes, other extents.
-  t.push_back(same_axes("Concat", -1));
-  for (std::string_view op : {"Pad", "Resize", "Slice", "Split", "Tile", "Upsample", "TopK"})
-    t.push_back(same_axes(op));
+  t.push_back(with(same_axes("Concat", -1), [](OpRecord& r) { r.patch = PatchRule::kConcat; }));
+  t.push_back(with(same_axes("Slice"), [](OpRecord& r) { r.patch = PatchRule::kSlice; }));
+  for (std::string_view op : {"Pad", "Resize", "Split", "Tile", "Upsample", "TopK"}) t.push_back(same_axes(op));
   t.push_back(OpRecord{.name = "Expand", .roles = R::kBroadcastTo, .data_inputs = 1});
   t.push_back(OpRecord{.name = "Transpose", .roles = R::kTranspose});
 
@@ -215,8 +289,8 @@ std::vector<OpRecord> make_table() {
   for (std::string_view op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) t.push_back(alias(op));
 
   // Matrix products.
-  t.push_back(OpRecord{.name = "Gemm", .tile = T::kGemm});
-  t.push_back(OpRecord{.name = "MatMul", .tile = T::kMatMul});
+  t.push_back(OpRecord{.name = "Gemm", .tile = T::kGemm, .macs = gemm_macs});
+  t.push_back(OpRecord{.name = "MatMul", .tile = T::kMatMul, .macs = matmul_macs});
   for (std::string_view op : {"MatMulInteger", "QLinearMatMul", "Einsum"}) t.push_back(plain(op));
 
   // Data movement and shape computation.

@@ -2,6 +2,13 @@
 # exist; otherwise it must exist and match every regex in CONTAINS. Used by
 # tests/cli/optimize_tests.cmake.
 string(REPLACE "<SEP>" ";" CONTAINS "${CONTAINS}")
+if(NEEDS AND NOT EXISTS "${NEEDS}")
+  if("$ENV{MEMLEDGER_REQUIRE_CORPUS}" STREQUAL "1" OR DEFINED ENV{CI})
+    message(FATAL_ERROR "${NEEDS} is missing (outside parts are required here)")
+  endif()
+  message(STATUS "SKIPPED: needs ${NEEDS}")
+  return()
+endif()
 if(ABSENT)
   if(EXISTS "${FILE}")
     message(FATAL_ERROR "${FILE} exists but must not (nothing is written when a command fails)")

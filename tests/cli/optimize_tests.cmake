@@ -5,20 +5,6 @@
 set(OPT_DIR ${CMAKE_CURRENT_BINARY_DIR}/optimize_cli)
 set(OPT_DATA ${PROJECT_SOURCE_DIR}/tests/data/onnx)
 
-# memledger_check_file(NAME FILE [ABSENT] [CONTAINS regex...] [FIXTURES f...]): a file written, or not.
-function(memledger_check_file name file)
-  cmake_parse_arguments(T "ABSENT" "" "CONTAINS;FIXTURES" ${ARGN})
-  string(REPLACE ";" "<SEP>" escaped "${T_CONTAINS}")
-  set(absent 0)
-  if(T_ABSENT)
-    set(absent 1)
-  endif()
-  add_test(NAME cli.${name}
-           COMMAND ${CMAKE_COMMAND} -DFILE=${file} -DABSENT=${absent} "-DCONTAINS=${escaped}"
-                   -P ${PROJECT_SOURCE_DIR}/tests/cli/check_file.cmake)
-  set_tests_properties(cli.${name} PROPERTIES FIXTURES_REQUIRED "${T_FIXTURES}")
-endfunction()
-
 # A fresh folder with a copy of the model (the overwrite test points -o at it).
 add_test(NAME cli.optimize.setup COMMAND ${CMAKE_COMMAND} -E rm -rf ${OPT_DIR})
 add_test(NAME cli.optimize.setup_dir COMMAND ${CMAKE_COMMAND} -E make_directory ${OPT_DIR})

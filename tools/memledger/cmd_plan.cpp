@@ -12,6 +12,7 @@
 #include "memledger/plan/allocate/csv.h"
 #include "memledger/plan/memory_plan.h"
 #include "memledger/plan/schedule.h"
+#include "memledger/report/c_header.h"
 #include "memledger/report/html_report.h"
 #include "memledger/report/json_report.h"
 #include "memledger/report/text_report.h"
@@ -24,7 +25,7 @@ namespace {
 struct PlanArgs {
   ModelOptions model;
   std::string device;
-  std::string json_path, csv_path, html_path;
+  std::string json_path, csv_path, html_path, c_header_path;
   std::string algorithm = "exact";
   double time_budget = 2.0;
   std::string schedule = "model";
@@ -91,6 +92,8 @@ void run_plan(const PlanArgs& args, int& exit_code) {
   if (!args.csv_path.empty()) write_output_file(args.csv_path, plan_csv(plan), inputs);
   if (!args.html_path.empty())
     write_output_file(args.html_path, plan_report_html(graph, plan, profile, args.model.path), inputs);
+  if (!args.c_header_path.empty())
+    write_output_file(args.c_header_path, plan_c_header(graph, plan, profile, args.model.path), inputs);
   if (!plan.fits) {
     fmt::print(stderr, "memledger: the plan needs {} B but '{}' has {} B ({} B too many)\n", plan.arena_bytes,
                profile.name, profile.capacity_bytes, plan.arena_bytes - profile.capacity_bytes);
@@ -107,6 +110,8 @@ void register_plan(CLI::App& app, int& exit_code) {
   add_device_option(command, args->device, "host");
   command->add_option("--json", args->json_path, "write the JSON report here");
   command->add_option("--html", args->html_path, "write the HTML report (arena picture, live-at-once curve) here");
+  command->add_option("--emit-c", args->c_header_path,
+                      "write the plan as a C header (arena size, buffer offsets and sizes, the schedule) here");
   command->add_option("--csv", args->csv_path,
                       "write the placement problem and offsets as CSV (id,lower,upper,size,offset)");
   command->add_option("--algorithm", args->algorithm, "placement: naive, greedy or exact")->capture_default_str();

@@ -2,8 +2,10 @@
 // files (.pb or .npy) or on seeded random ones, prints each output's summary, optionally
 // writes the outputs and compares them with another model run on the same inputs. With
 // --arena it also plans the model and runs it again inside the planned arena with guards
-// (exec/arena_run), which must give bit-identical outputs. --kernels picks the kernel set
-// (fast: oneDNN where it takes a node), --threads its threads, --repeat times N runs.
+// (exec/arena_run), which must give bit-identical outputs; with --fit the plan is the one
+// `memledger fit` finds for the device (plan/fit.h: reordered, in place, patched), and its
+// graph runs inside the arena against the ordinary run of the model itself. --kernels picks
+// the kernel set (fast: oneDNN where it takes a node), --threads its threads, --repeat times N runs.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,9 +15,11 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 
 #include "commands.h"
 #include "device_option.h"
+#include "fit_options.h"
 #include "memledger/core/error.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/compare.h"
@@ -24,8 +28,10 @@
 #include "memledger/exec/planned_arena.h"
 #include "memledger/exec/tensor_file.h"
 #include "memledger/onnx/import.h"
+#include "memledger/plan/fit.h"
 #include "memledger/plan/memory_plan.h"
 #include "memledger/plan/schedule.h"
+#include "memledger/report/fit_report.h"
 #include "memledger/verify/verify.h"
 #include "model_options.h"
 
@@ -49,10 +55,16 @@ struct RunCommandOptions {
   int threads = 1;
   int repeat = 0;
   bool no_prepack = false;
+  bool fit = false;
+  FitCliOptions fit_options;
 };
 
+// With --fit, both runs use the reference kernels: the fit's plan is sized by the op
+// table's contracts, which are theirs (the fast set declares oneDNN's scratchpads).
 ExecOptions exec_options(const RunCommandOptions& o) {
-  return {.kernels = *parse_kernel_set(o.kernels), .threads = o.threads, .prepack_weights = !o.no_prepack};
+  return {.kernels = o.fit ? KernelSet::kReference : *parse_kernel_set(o.kernels),
+          .threads = o.threads,
+          .prepack_weights = !o.no_prepack};
 }
 
 // Median and spread of `repeat` timed runs after one warm-up, onnxruntime perf-tool style.
@@ -143,23 +155,35 @@ std::vector<Tensor> load_inputs(const Graph& graph, const RunCommandOptions& o, 
 
 // Plans the model for the device (with its own dtypes), runs it inside the arena and
 // prints the verdict. False when a guard broke or an output differs.
-bool arena_run(const Graph& graph, const RunCommandOptions& o, const std::vector<Tensor>& inputs,
+bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector<Tensor>& inputs,
                const std::vector<Tensor>& outputs) {
-  const DeviceProfile given = resolve_device(o.device);
+  const DeviceProfile given = o.fit ? fit_profile(resolve_device(o.device), o.fit_options) : resolve_device(o.device);
   const DeviceProfile profile = with_model_dtypes(given);
-  // A memory-aware order runs a reordered copy; its outputs must match the model order's.
-  Graph reordered = graph;
-  if (parse_schedule_kind(o.schedule) == ScheduleKind::kMemory) {
-    const ScheduleResult s = memory_aware_schedule(graph, profile);
-    reordered.set_order(s.order);
-    fmt::print("memory-aware order ({}{}): peak-live {} B against {} B in the model's order\n", s.method,
-               s.optimal ? ", optimal" : "", s.peak_live_bytes, s.model_order_peak_bytes);
+  std::optional<FitResult> fit;
+  Graph reordered = model;
+  MemoryPlan plan;
+  if (o.fit) {
+    fit = run_fit(model, given, o.fit_options, false);
+    plan = fit_arena_plan(*fit, given);
+    fmt::print("fit plan on '{}': {}\n", given.name, fit_verdict(*fit, given));
+    const std::vector<std::string> differ = in_place_differences(fit->plan, plan);
+    if (differ.empty()) fmt::print("  in-place decisions: the same as the fit's plan under '{}'\n", given.name);
+    for (const std::string& d : differ) fmt::print("  in-place decision differs with the model's dtypes: {}\n", d);
+  } else {
+    // A memory-aware order runs a reordered copy; its outputs must match the model order's.
+    if (parse_schedule_kind(o.schedule) == ScheduleKind::kMemory) {
+      const ScheduleResult s = memory_aware_schedule(model, profile);
+      reordered.set_order(s.order);
+      fmt::print("memory-aware order ({}{}): peak-live {} B against {} B in the model's order\n", s.method,
+                 s.optimal ? ", optimal" : "", s.peak_live_bytes, s.model_order_peak_bytes);
+    }
   }
+  const Graph& graph = fit ? fit->graph : reordered;
   const ExecOptions exec = exec_options(o);
-  const MemoryPlan plan = plan_for_kernels(reordered, profile, exec);
-  Executor executor(reordered, exec);
+  if (!fit) plan = plan_for_kernels(reordered, profile, exec);
+  Executor executor(graph, exec);
   const auto start = std::chrono::steady_clock::now();
-  const ArenaRunReport r = run_in_arena(executor, reordered, plan, inputs, outputs);
+  const ArenaRunReport r = run_in_arena(executor, graph, plan, inputs, outputs);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   fmt::print("arena run on '{}'{}: {} placement{}, {} kernels, {:.1f} ms\n", profile.name,
              given.storage ? fmt::format(" (planned with the model's dtypes, not {})", dtype_name(*given.storage)) : "",
@@ -180,12 +204,13 @@ bool arena_run(const Graph& graph, const RunCommandOptions& o, const std::vector
   for (const std::string& d : r.differing_outputs) fmt::print("  output {} from the ordinary run\n", d);
   if (o.repeat > 0 && r.clean()) {
     // The same kernels at the same planned offsets, without the guard checks.
-    PlannedArena arena(reordered, plan);
+    PlannedArena arena(graph, plan);
     std::vector<Tensor> scratch = executor.make_outputs();
     print_repeat("arena latency (planned offsets, no guards)", o.repeat,
                  [&] { executor.run_into(inputs, scratch, arena); });
   }
-  return r.clean();
+  // The run proves the fit's plan only where it made the same in-place decisions.
+  return r.clean() && (!fit || in_place_differences(fit->plan, plan).empty());
 }
 
 void run_command(const RunCommandOptions& o, int& exit_code) {
@@ -310,11 +335,18 @@ void register_run(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 1000000));
   add_device_option(command, options->device, "host");
   command->get_option("--device")->needs(arena);
-  command
-      ->add_option("--schedule", options->schedule,
-                   "with --arena: the order to run in, model (the graph's own) or memory (least peak-live)")
-      ->capture_default_str()
-      ->needs(arena);
+  auto* schedule =
+      command
+          ->add_option("--schedule", options->schedule,
+                       "with --arena: the order to run in, model (the graph's own) or memory (least peak-live)")
+          ->capture_default_str()
+          ->needs(arena);
+  auto* fit = command->add_flag("--fit", options->fit,
+                                "with --arena: run the plan `memledger fit` finds for --device (same --capacity, "
+                                "--patch, --time-budget), its graph against the ordinary run of the model");
+  fit->needs(arena)->excludes(schedule);
+  add_fit_options(command, options->fit_options);
+  for (const char* name : {"--capacity", "--patch", "--time-budget"}) command->get_option(name)->needs(fit);
   command->callback([options, &exit_code] { run_command(*options, exit_code); });
 }
 

@@ -14,5 +14,6 @@ void register_plan(CLI::App& app, int& exit_code);
 void register_inspect(CLI::App& app, int& exit_code);
 void register_optimize(CLI::App& app, int& exit_code);
 void register_diff(CLI::App& app, int& exit_code);
+void register_fit(CLI::App& app, int& exit_code);
 
 }  // namespace memledger::cli

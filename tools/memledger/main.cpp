@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   memledger::cli::register_inspect(app, exit_code);
   memledger::cli::register_optimize(app, exit_code);
   memledger::cli::register_diff(app, exit_code);
+  memledger::cli::register_fit(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -51,9 +51,20 @@ enum class TileModel : uint8_t { kGeneric, kElementwise, kConv, kPool, kGlobalPo
 // A sliding window over spatial axes (kernel_shape, strides, pads, dilations attributes).
 enum class WindowKind : uint8_t { kNone, kConv, kPool };
 
+// How a box of the output's H and W maps to boxes of the inputs, for patch-based execution
+// (plan/patch_rules): the operator can run on one patch of its output.
+enum class PatchRule : uint8_t {
+  kNone,
+  kPointwise,  // element by element: the same box of every data input (other inputs broadcast over H, W)
+  kWindow,     // Conv and pools: the box widened by the window's halo, clipped to the image
+  kConcat,     // Concat over channels: the same box of every input
+  kSlice,      // Slice of H and W: the box shifted by the starts
+};
+
 struct OpRecord;
 using WorkspaceRule = int64_t (*)(const Graph&, const Node&, const DeviceProfile&);
 using ContractRule = KernelContract (*)(const Graph&, const Node&, const DeviceProfile&);
+using MacsRule = int64_t (*)(const Graph&, const Node&);
 
 struct OpRecord {
   std::string_view domain;  // "" for ONNX's default domain, "memledger" for ours
@@ -77,6 +88,10 @@ struct OpRecord {
 
   // Simulator.
   TileModel tile = TileModel::kGeneric;
+
+  // Patch-based execution (plan/patch) and the cost it reports.
+  PatchRule patch = PatchRule::kNone;
+  MacsRule macs = nullptr;  // multiply-accumulates of one node; null: none counted
 
   bool is(std::string_view op_domain, std::string_view op) const { return domain == op_domain && name == op; }
 };

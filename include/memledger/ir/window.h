@@ -39,6 +39,8 @@ struct ConvShape {
   int64_t batch, channels, maps, group, cg, mg;
   // One input channel per group: computed directly, tap by tap, without an im2col.
   bool direct() const { return cg == 1 && group > 1; }
+  // Depthwise: one map per input channel, so output channel m reads input channel m only.
+  bool depthwise() const { return direct() && mg == 1; }
 };
 ConvShape conv_shape(const Graph& graph, const Node& node);
 

@@ -1,0 +1,95 @@
+// Making a model fit its device (issue 13, item 5; DESIGN.md §2 "Fitting"): the cheapest
+// changes first, each kept only when it lowers peak-live, until the plan fits the capacity:
+//   1. layer by layer: the model's order, no in-place reuse (the baseline);
+//   2. a memory-aware topological order (plan/schedule.h);
+//   3. the in-place rules of the kernel contracts (elementwise chains, depthwise Conv);
+//   4. patch-based execution of a leading stage (plan/patch.h): of every split value and
+//      grid whose peak-live reaches the capacity, the one with the fewest extra
+//      multiply-accumulates (recomputed halos); when none reaches it, the lowest peak.
+// Nothing changes the model's numbers: the result is a graph (reordered, maybe patched)
+// and its plan, which run_in_arena proves bit-identical to the ordinary run. fit_model is
+// deterministic (same model, profile and options: same result), so `run --arena --fit`
+// recomputes the plan `fit` found.
+//
+// Limits: patching is searched over the grids in FitOptions::grids only; the patched graph
+// keeps the order apply_patches gives it (patch by patch), it is not reordered again.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "memledger/device/profile.h"
+#include "memledger/ir/graph.h"
+#include "memledger/plan/memory_plan.h"
+#include "memledger/plan/patch.h"
+
+namespace memledger {
+
+struct FitOptions {
+  PlacementOptions placement;
+  // Force one patch grid (`--patch RxC@VALUE`) instead of searching; an Error when it cannot
+  // apply.
+  std::optional<PatchSpec> patch;
+  // Grids (rows, cols) the patch search tries, cheapest first.
+  std::vector<std::pair<int, int>> grids = {{2, 2}, {3, 3}, {4, 4}, {5, 5}, {6, 6}, {7, 7}, {8, 8}};
+  // Measure every step even once the model fits (the benchmark's table) instead of stopping
+  // at the first step that fits; the plan stays that first one.
+  bool all_steps = false;
+  double schedule_time_budget_seconds = 2.0;
+};
+
+enum class FitStepKind { kLayerByLayer, kMemoryOrder, kInPlace, kPatches };
+std::string_view to_string(FitStepKind kind);
+
+struct FitStep {
+  FitStepKind kind = FitStepKind::kLayerByLayer;
+  std::string detail;  // what the step did: the schedule's method, the patch grid and split
+  int64_t peak_live_bytes = 0;
+  int64_t arena_bytes = 0;
+  int64_t extra_macs = 0;  // over the model's own MACs
+  double planning_seconds = 0;
+  bool fits = false;  // arena within the capacity
+  bool kept = false;  // it lowered peak-live, so later steps build on it
+};
+
+// The patch structure of the result, per step of the final plan's schedule.
+struct FitPatches {
+  PatchSpec spec;
+  std::string split;  // the split value's name in the original graph
+  int64_t original_macs = 0, patched_macs = 0;
+  std::vector<int> patch_of_step;  // -1 outside the patched stage
+};
+
+struct FitResult {
+  std::vector<FitStep> steps;
+  Graph graph;  // the graph the final plan is of (the model's, reordered or patched)
+  PlanOptions plan_options;
+  MemoryPlan plan;  // the best plan reached, under the profile
+  std::optional<FitPatches> patches;
+  int64_t model_macs = 0;
+  bool fits = false;
+
+  const FitStep& best() const;  // the last kept step (the one the plan is of)
+};
+
+// The profile must have a capacity (an Error naming it otherwise: there is nothing to fit to).
+FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitOptions& options = {});
+
+// The plan `run --arena --fit` runs: the fit's graph, order, patches and in-place options
+// under `profile` with the model's own dtypes (with_model_dtypes), as the interpreter
+// computes in them.
+MemoryPlan fit_arena_plan(const FitResult& fit, const DeviceProfile& profile, const PlacementOptions& placement = {});
+
+// Buffers whose in-place decision differs between two plans of the same graph (by name:
+// "'x': in place over 'y' in one, own storage in the other"); empty when they agree. The
+// arena run's plan keeps the model's dtypes, so sizes differ; the decisions should not.
+std::vector<std::string> in_place_differences(const MemoryPlan& a, const MemoryPlan& b);
+
+// The PatchSpec of `--patch ROWSxCOLS@VALUE`, VALUE a value of `graph` by name; an Error
+// naming the text when it does not parse or the model has no such value.
+PatchSpec parse_patch_spec(const Graph& graph, const std::string& text);
+
+}  // namespace memledger

@@ -1,0 +1,73 @@
+// Patch-based execution (issue 13, item 4; MCUNetV2's idea) as a graph rewrite the rest of
+// the system already understands: the stage of the network that a chosen split value
+// depends on runs patch by patch over a rows×cols grid of the split's H×W. Each patch
+// crops what it needs of the stage input (Slice), runs clones of the stage's nodes on
+// boxes widened by the receptive-field halo (pads rewritten: none at interior borders, the
+// original's at the image's), and memledger.WritePatch copies its result into the split
+// value's full buffer, in place over the previous patches' (see ir/write_patch.h). The
+// liveness, ledger, allocator and `run --arena` then size and prove the per-patch buffers
+// like any other; results are bit-identical to the layer-by-layer run.
+//
+// Limits: the stage's values are 4-D NCHW activations (batch and channels are never split);
+// operators with a patch rule are Conv (grouped and depthwise too), MaxPool, AveragePool,
+// BatchNormalization, the memledger Affine, unary activations (Relu, Clip, ...),
+// elementwise binary operators whose other operand is a constant broadcast over H and W
+// or a stage value of the same shape (a residual Add), Concat over channels, and Slice of
+// H and W with constant starts (so a patched graph's own patches can be patched again).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memledger/ir/graph.h"
+
+namespace memledger {
+
+struct PatchSpec {
+  ValueId split;  // the stage is everything this value depends on, back to graph inputs and constants
+  int rows = 4;
+  int cols = 4;
+};
+
+struct PatchedGraph {
+  Graph graph;
+  int64_t original_macs = 0;
+  int64_t patched_macs = 0;  // extra = patched − original (recomputed halos)
+  // Per node of graph.order(): the patch (r·cols + c) it belongs to, −1 outside the stage.
+  std::vector<int> patch_of_node;
+  int rows = 0, cols = 0;
+  std::string split_name;
+
+  // Patches of patches only (apply_nested_patches): per node of graph.order(), its patch
+  // of the inner grid, −1 outside one; the inner grid and split.
+  std::vector<int> inner_patch_of_node;
+  int inner_rows = 0, inner_cols = 0;
+  std::string inner_split_name;
+
+  int64_t extra_macs() const { return patched_macs - original_macs; }
+};
+
+// Values on the trunk where a stage ends cleanly: a single value (this one) connects the
+// stage to the rest of the graph, it is a 4-D activation produced by a node, and every
+// stage node has a patch rule. In execution order.
+std::vector<ValueId> patch_split_candidates(const Graph& graph);
+
+// The patched graph. An Error (user error, naming the value or node) when the grid cannot
+// apply: the split is not a candidate, the grid is larger than the split's H or W, or an
+// operator in the stage has no patch rule.
+PatchedGraph apply_patches(const Graph& graph, const PatchSpec& spec);
+
+// Patches of patches: the stage of `outer.split` runs patch by patch, and inside each of
+// its patches the part of the stage up to `inner.split` (a value inside the outer stage)
+// runs as its own inner grid, so the deep outer stage keeps small boxes at the high
+// resolutions without the halo of one fine grid over the whole stage. patch_of_node gives
+// each node's outer patch, inner_patch_of_node its inner one. The same Errors as
+// apply_patches, for either grid (an inner grid larger than an outer patch's box of the
+// inner split is refused, naming it).
+PatchedGraph apply_nested_patches(const Graph& graph, const PatchSpec& outer, const PatchSpec& inner);
+
+// Multiply-accumulates of the graph's Conv, ConvTranspose, Gemm and MatMul nodes.
+int64_t graph_macs(const Graph& graph);
+
+}  // namespace memledger

@@ -1,0 +1,38 @@
+// A plan a runtime can use (issue 13, item 6): the arena's size and alignment, every buffer's
+// name, offset and size, and the schedule — node order, each step's input, output and
+// workspace buffers, and for a patched stage the patch grid and each step's patch — as one
+// self-contained C header (C99, <stdint.h> only), what `plan --emit-c` and `fit --emit-c`
+// write. TFLite Micro users find arena sizes by trial; this is the offline plan instead.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "memledger/device/profile.h"
+#include "memledger/ir/graph.h"
+#include "memledger/plan/memory_plan.h"
+
+namespace memledger {
+
+// The patch structure of a schedule (plan/patch.h, after fit): per step of the plan's
+// schedule, the patch (r·cols + c) it belongs to or -1.
+struct CHeaderPatches {
+  int rows = 0, cols = 0;
+  std::string split;  // the value the patched stage ends in
+  std::vector<int> patch_of_step;
+};
+
+struct CHeaderOptions {
+  // Prefix of every name the header defines: PREFIX_ARENA_BYTES, prefix_buffers, ...; a C
+  // identifier (letters, digits, '_', not starting with a digit).
+  std::string prefix = "ml";
+  const CHeaderPatches* patches = nullptr;
+};
+
+// The header text; `model` names the model in its opening comment and include guard. An
+// Error when the prefix is not a C identifier or a figure does not fit the header's
+// int32_t fields.
+std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const DeviceProfile& profile,
+                          const std::string& model, const CHeaderOptions& options = {});
+
+}  // namespace memledger

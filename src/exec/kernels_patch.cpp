@@ -1,0 +1,37 @@
+// The kernel of memledger.WritePatch (ir/write_patch.h): copies a patch into the stage
+// output at its place. The output may be input 0's buffer (its op table record says so,
+// and the planner makes it so wherever input 0 has no later reader): then only the patch's
+// bytes are written. Otherwise input 0 is copied first, or, for the first patch, y is zeroed.
+#include <cstring>
+
+#include "kernel.h"
+#include "memledger/ir/write_patch.h"
+
+namespace memledger::exec {
+namespace {
+
+void write_patch(KernelContext& ctx) {
+  OutputView& y = ctx.out();
+  const int eb = host_element_bytes(y.dtype);
+  const size_t bytes = static_cast<size_t>(y.elements() * eb);
+  if (!ctx.has_input(0)) {
+    std::memset(y.data, 0, bytes);
+  } else if (ctx.in(0).data != y.data) {
+    std::memcpy(y.data, ctx.in(0).data, bytes);
+  }
+  const InputView& patch = ctx.in(1);
+  const std::vector<int64_t> starts = ctx.node.ints_attr("starts");
+  const std::vector<int64_t> strides = dense_strides(y.shape);
+  int64_t offset = 0;
+  for (size_t a = 0; a < starts.size(); ++a) offset += starts[a] * strides[a];
+  strided_copy(y.data + offset * eb, strides, patch.data, dense_strides(patch.shape), patch.shape, eb);
+}
+
+}  // namespace
+
+void add_patch_kernels(KernelTable& t) {
+  t.emplace_back(std::string(kMemledgerDomain) + ":" + std::string(kWritePatchOp),
+                 Kernel{.check = check_write_patch, .run = write_patch});
+}
+
+}  // namespace memledger::exec

@@ -1,0 +1,280 @@
+#include "memledger/plan/fit.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <map>
+
+#include "memledger/core/error.h"
+#include "memledger/plan/ledger.h"
+#include "memledger/plan/liveness.h"
+#include "memledger/plan/schedule.h"
+
+namespace memledger {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Peak-live alone (liveness and ledger, no placement): the patch search's cheap screen.
+int64_t peak_live(const Graph& graph, const DeviceProfile& profile, const PlanOptions& options) {
+  return make_ledger(graph, compute_liveness(graph, profile, options)).peak_live_bytes;
+}
+
+// A patched candidate the search found.
+struct PatchCandidate {
+  PatchSpec spec;
+  int64_t peak_live_bytes = 0;
+  int64_t extra_macs = 0;
+};
+
+std::string grid_text(const PatchSpec& spec, const Graph& graph) {
+  return fmt::format("{}x{} patches up to '{}'", spec.rows, spec.cols, graph.value(spec.split).name);
+}
+
+}  // namespace
+
+std::string_view to_string(FitStepKind kind) {
+  switch (kind) {
+    case FitStepKind::kLayerByLayer:
+      return "layer by layer";
+    case FitStepKind::kMemoryOrder:
+      return "memory-aware order";
+    case FitStepKind::kInPlace:
+      return "in-place rules";
+    case FitStepKind::kPatches:
+      return "patches";
+  }
+  return "?";
+}
+
+const FitStep& FitResult::best() const {
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+    if (it->kept) return *it;
+  ML_CHECK(!steps.empty(), "a fit without steps");
+  return steps.front();
+}
+
+FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitOptions& options) {
+  if (profile.unlimited())
+    fail("device '{}' ({}) has no capacity (capacity_bytes = 0): fit needs a memory to fit into", profile.name,
+         profile.source);
+  for (const auto& [rows, cols] : options.grids) ML_CHECK(rows >= 1 && cols >= 1, "patch grid {}x{}", rows, cols);
+
+  FitResult result;
+  result.model_macs = graph_macs(graph);
+  result.graph = graph;
+  result.plan_options = {.in_place = false};
+  auto plan_step = [&](FitStepKind kind, std::string detail, const Graph& g, const PlanOptions& plan_options,
+                       int64_t extra_macs, Clock::time_point start) {
+    MemoryPlan plan = plan_memory(g, profile, plan_options, options.placement);
+    FitStep step{.kind = kind,
+                 .detail = std::move(detail),
+                 .peak_live_bytes = plan.ledger.peak_live_bytes,
+                 .arena_bytes = plan.arena_bytes,
+                 .extra_macs = extra_macs,
+                 .planning_seconds = seconds_since(start),
+                 .fits = plan.fits,
+                 .kept = false};
+    return std::pair{std::move(step), std::move(plan)};
+  };
+  auto done = [&] { return result.plan.fits && !options.all_steps; };
+  // Keeps a step's graph and plan when it lowers peak-live (the first step always), unless
+  // the plan kept so far fits already (with all_steps, later steps are only measured).
+  auto consider = [&](std::pair<FitStep, MemoryPlan> step, Graph g, const PlanOptions& plan_options,
+                      std::optional<FitPatches> patches) {
+    const bool first = result.steps.empty();
+    if (first || (!result.plan.fits && step.first.peak_live_bytes < result.plan.ledger.peak_live_bytes)) {
+      step.first.kept = true;
+      result.graph = std::move(g);
+      result.plan = std::move(step.second);
+      result.plan_options = plan_options;
+      result.patches = std::move(patches);
+    }
+    result.steps.push_back(std::move(step.first));
+  };
+
+  // 1. Layer by layer: the model's order, no in-place reuse.
+  {
+    const auto start = Clock::now();
+    auto step = plan_step(FitStepKind::kLayerByLayer, "the model's order, no in-place reuse", graph,
+                          {.in_place = false}, 0, start);
+    consider(std::move(step), graph, {.in_place = false}, std::nullopt);
+  }
+
+  // 2. A memory-aware order.
+  if (!done()) {
+    const auto start = Clock::now();
+    const ScheduleResult schedule = memory_aware_schedule(
+        result.graph, profile,
+        {.time_budget_seconds = options.schedule_time_budget_seconds, .plan = {.in_place = false}});
+    Graph reordered = result.graph;
+    reordered.set_order(schedule.order);
+    auto step = plan_step(
+        FitStepKind::kMemoryOrder,
+        fmt::format("{}{}, {} states searched", schedule.method, schedule.optimal ? " (optimal)" : "", schedule.states),
+        reordered, {.in_place = false}, 0, start);
+    consider(std::move(step), std::move(reordered), {.in_place = false}, std::nullopt);
+  }
+
+  // 3. In-place rules: on the order kept so far, and on an order searched again with them
+  // (in-place outputs change which order is best); the lower peak wins.
+  if (!done()) {
+    const auto start = Clock::now();
+    const PlanOptions in_place{.in_place = true};
+    Graph g = result.graph;
+    const ScheduleResult schedule = memory_aware_schedule(
+        graph, profile, {.time_budget_seconds = options.schedule_time_budget_seconds, .plan = in_place});
+    std::string detail = "elementwise chains, depthwise Conv through a one-plane workspace";
+    if (schedule.peak_live_bytes < peak_live(g, profile, in_place)) {
+      g = graph;
+      g.set_order(schedule.order);
+      detail += fmt::format("; order searched again with them ({})", schedule.method);
+    }
+    auto step = plan_step(FitStepKind::kInPlace, detail, g, in_place, 0, start);
+    consider(std::move(step), std::move(g), in_place, std::nullopt);
+  }
+
+  // 4. Patch-based execution of a leading stage.
+  if (!done() || options.patch) {
+    const auto start = Clock::now();
+    const PlanOptions in_place{.in_place = true};
+    const Graph base = result.graph;
+    std::optional<PatchCandidate> chosen;
+    std::string detail;
+    if (options.patch) {
+      chosen = PatchCandidate{.spec = *options.patch};
+      detail = grid_text(*options.patch, base) + " (forced)";
+    } else {
+      // Of every split and grid whose peak-live reaches the capacity, the fewest extra MACs;
+      // per split, grids grow until one does (a finer grid only recomputes more halo).
+      std::vector<PatchCandidate> reaching;
+      std::optional<PatchCandidate> lowest;
+      for (ValueId split : patch_split_candidates(base)) {
+        for (const auto& [rows, cols] : options.grids) {
+          const PatchSpec spec{.split = split, .rows = rows, .cols = cols};
+          std::optional<PatchedGraph> patched;
+          try {
+            patched = apply_patches(base, spec);
+          } catch (const Error&) {
+            break;  // the grid does not apply (finer than the split's H×W): finer ones neither
+          }
+          const PatchCandidate c{.spec = spec,
+                                 .peak_live_bytes = peak_live(patched->graph, profile, in_place),
+                                 .extra_macs = patched->extra_macs()};
+          if (!lowest || c.peak_live_bytes < lowest->peak_live_bytes) lowest = c;
+          if (c.peak_live_bytes <= profile.capacity_bytes) {
+            reaching.push_back(c);
+            break;
+          }
+        }
+      }
+      std::stable_sort(reaching.begin(), reaching.end(), [](const PatchCandidate& a, const PatchCandidate& b) {
+        return a.extra_macs != b.extra_macs ? a.extra_macs < b.extra_macs : a.peak_live_bytes < b.peak_live_bytes;
+      });
+      // Placement may leave fragmentation above peak-live: the first few candidates are
+      // placed, the first whose arena fits wins.
+      constexpr size_t kPlaced = 4;
+      for (size_t i = 0; i < std::min(reaching.size(), kPlaced) && !chosen; ++i) {
+        const PatchedGraph patched = apply_patches(base, reaching[i].spec);
+        if (plan_memory(patched.graph, profile, in_place, options.placement).fits) chosen = reaching[i];
+      }
+      if (!chosen && !reaching.empty()) chosen = reaching.front();
+      if (!chosen) chosen = lowest;
+      if (chosen)
+        detail = fmt::format("{}: {} candidates reach the capacity, fewest extra MACs", grid_text(chosen->spec, base),
+                             reaching.size());
+      if (chosen && reaching.empty())
+        detail = grid_text(chosen->spec, base) + ": none reaches the capacity, lowest peak";
+    }
+    if (chosen) {
+      PatchedGraph patched = apply_patches(base, chosen->spec);
+      FitPatches patches{.spec = chosen->spec,
+                         .split = base.value(chosen->spec.split).name,
+                         .original_macs = patched.original_macs,
+                         .patched_macs = patched.patched_macs,
+                         .patch_of_step = patched.patch_of_node};
+      patches.spec.rows = patched.rows;
+      patches.spec.cols = patched.cols;
+      auto step = plan_step(FitStepKind::kPatches, detail, patched.graph, in_place, patched.extra_macs(), start);
+      const bool forced = options.patch.has_value();
+      if (forced) {
+        // A forced grid is what the user asked for: it is the plan, better or not.
+        step.first.kept = true;
+        result.graph = std::move(patched.graph);
+        result.plan = std::move(step.second);
+        result.plan_options = in_place;
+        result.patches = std::move(patches);
+        result.steps.push_back(std::move(step.first));
+      } else {
+        consider(std::move(step), std::move(patched.graph), in_place, std::move(patches));
+      }
+    } else {
+      result.steps.push_back({.kind = FitStepKind::kPatches,
+                              .detail = "no stage of this model can run patch by patch",
+                              .peak_live_bytes = result.plan.ledger.peak_live_bytes,
+                              .arena_bytes = result.plan.arena_bytes,
+                              .planning_seconds = seconds_since(start),
+                              .fits = result.plan.fits});
+    }
+  }
+  result.fits = result.plan.fits;
+  return result;
+}
+
+MemoryPlan fit_arena_plan(const FitResult& fit, const DeviceProfile& profile, const PlacementOptions& placement) {
+  DeviceProfile model_dtypes = profile;  // as exec's with_model_dtypes: the interpreter computes in them
+  model_dtypes.storage.reset();
+  return plan_memory(fit.graph, model_dtypes, fit.plan_options, placement);
+}
+
+std::vector<std::string> in_place_differences(const MemoryPlan& a, const MemoryPlan& b) {
+  auto decisions = [](const MemoryPlan& p) {
+    std::map<std::string, std::string> out;  // buffer → the buffer it is in place over, or ""
+    for (const LiveBuffer& buffer : p.liveness.buffers)
+      out[buffer.name] = buffer.alias_of ? p.liveness.buffers[static_cast<size_t>(*buffer.alias_of)].name : "";
+    return out;
+  };
+  const auto da = decisions(a), db = decisions(b);
+  std::vector<std::string> differences;
+  auto describe = [](const std::string& over) {
+    return over.empty() ? std::string("own storage") : "in place over '" + over + "'";
+  };
+  for (const auto& [name, over] : da) {
+    const auto it = db.find(name);
+    if (it == db.end())
+      differences.push_back(fmt::format("'{}': only in the first plan", name));
+    else if (it->second != over)
+      differences.push_back(
+          fmt::format("'{}': {} in one, {} in the other", name, describe(over), describe(it->second)));
+  }
+  for (const auto& [name, over] : db)
+    if (!da.count(name)) differences.push_back(fmt::format("'{}': only in the second plan", name));
+  return differences;
+}
+
+PatchSpec parse_patch_spec(const Graph& graph, const std::string& text) {
+  const size_t x = text.find('x'), at = text.find('@');
+  auto number = [&](size_t begin, size_t end) {
+    int v = 0;
+    if (begin >= end || end - begin > 4) return -1;
+    for (size_t i = begin; i < end; ++i) {
+      if (text[i] < '0' || text[i] > '9') return -1;
+      v = v * 10 + (text[i] - '0');
+    }
+    return v;
+  };
+  const int rows = x == std::string::npos ? -1 : number(0, x);
+  const int cols = x == std::string::npos || at == std::string::npos || at < x ? -1 : number(x + 1, at);
+  if (rows < 1 || cols < 1 || at + 1 >= text.size())
+    fail("--patch '{}': expected ROWSxCOLS@VALUE, e.g. 4x4@input.44 (ROWS and COLS from 1 to 9999)", text);
+  const std::string name = text.substr(at + 1);
+  for (size_t i = 0; i < graph.value_count(); ++i) {
+    const ValueId id{static_cast<int32_t>(i)};
+    if (graph.value(id).name == name) return {.split = id, .rows = rows, .cols = cols};
+  }
+  fail("--patch '{}': the model has no value '{}'", text, name);
+}
+
+}  // namespace memledger

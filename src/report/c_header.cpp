@@ -1,0 +1,234 @@
+#include "memledger/report/c_header.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <filesystem>
+#include <iterator>
+#include <limits>
+#include <set>
+#include <unordered_map>
+
+#include "memledger/core/error.h"
+#include "memledger/version.h"
+
+namespace memledger {
+namespace {
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A C identifier fragment for a name: anything but [A-Za-z0-9_] becomes '_'.
+std::string identifier_part(const std::string& name) {
+  std::string s = name.empty() ? "unnamed" : name;
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+  return s;
+}
+
+// A C string literal; every byte outside printable ASCII (and ", \, ?) as an octal escape, so
+// a name never ends the literal, starts a trigraph or a comment.
+std::string c_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\')
+      out += std::string("\\") + static_cast<char>(c);
+    else if (c < 0x20 || c >= 0x7F || c == '?')
+      out += fmt::format("\\{:03o}", c);
+    else
+      out += static_cast<char>(c);
+  }
+  return out + "\"";
+}
+
+// Text for a comment: no "*/" can close it early, no control bytes.
+std::string comment_text(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) out += (c < 0x20 || c >= 0x7F) ? '?' : static_cast<char>(c);
+  for (size_t at = out.find("*/"); at != std::string::npos; at = out.find("*/")) out.replace(at, 2, "* /");
+  return out;
+}
+
+template <typename... Args>
+void append(std::string& text, fmt::format_string<Args...> format, Args&&... args) {
+  fmt::format_to(std::back_inserter(text), format, std::forward<Args>(args)...);
+}
+
+int64_t checked_i32(int64_t v, const char* what) {
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+    fail("--emit-c: {} {} does not fit the header's int32_t fields", what, v);
+  return v;
+}
+
+}  // namespace
+
+std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const DeviceProfile& profile,
+                          const std::string& model, const CHeaderOptions& options) {
+  if (!is_identifier(options.prefix))
+    fail("C header prefix '{}' is not a C identifier (letters, digits and '_', not starting with a digit)",
+         options.prefix);
+  const std::string p = options.prefix, P = upper(options.prefix);
+  const Liveness& live = plan.liveness;
+  const CHeaderPatches* patches = options.patches;
+  if (patches)
+    ML_CHECK(patches->patch_of_step.size() == live.schedule.size(), "{} patch indices for {} steps",
+             patches->patch_of_step.size(), live.schedule.size());
+  checked_i32(plan.arena_bytes, "arena size");
+
+  // Buffer index of each value and each node's workspace.
+  std::unordered_map<ValueId, int> buffer_of_value;
+  std::unordered_map<NodeId, int> workspace_of;
+  for (size_t i = 0; i < live.buffers.size(); ++i) {
+    const LiveBuffer& b = live.buffers[i];
+    if (b.category == BufferCategory::kWorkspace)
+      workspace_of[b.node] = static_cast<int>(i);
+    else
+      buffer_of_value[b.value] = static_cast<int>(i);
+  }
+
+  std::string h;
+  const std::string guard = P + "_PLAN_" + upper(identifier_part(std::filesystem::path(model).stem().string())) + "_H";
+  append(h, "/* memledger {} plan of {} on device '{}' (generated: do not edit).\n", kVersion, comment_text(model),
+         comment_text(profile.name));
+  append(h,
+         " *\n * {} buffers, {} steps. The arena is {} B (peak-live {} B); its base must be aligned to\n"
+         " * {} B. Offsets are bytes from the arena's base (-1: kept outside the arena, as external weights\n * in "
+         "flash or an input in its own buffer); an in-place output has its input's offset\n"
+         " * (alias_of names that buffer). Buffers live over [first_step, last_step] of the schedule.\n",
+         live.buffers.size(), live.steps(), plan.arena_bytes, plan.ledger.peak_live_bytes, profile.alignment_bytes);
+  if (patches)
+    append(h,
+           " * Steps with patch >= 0 run the {}x{} patches of the stage ending in '{}', patch by patch\n"
+           " * (patch = row * {} + col); {}_patches gives each patch's steps.\n",
+           patches->rows, patches->cols, comment_text(patches->split), patches->cols, p);
+  append(h, " */\n#ifndef {0}\n#define {0}\n\n#include <stdint.h>\n\n", guard);
+  append(h, "#if defined(__GNUC__)\n#define {0}_UNUSED __attribute__((unused))\n#else\n#define {0}_UNUSED\n#endif\n\n",
+         P);
+
+  append(h, "#define {}_ARENA_BYTES {}\n", P, plan.arena_bytes);
+  append(h, "#define {}_ARENA_ALIGNMENT {}\n", P, profile.alignment_bytes);
+  append(h, "#define {}_PEAK_LIVE_BYTES {}\n", P, plan.ledger.peak_live_bytes);
+  append(h, "#define {}_CAPACITY_BYTES {} /* 0: unlimited */\n", P, profile.capacity_bytes);
+  append(h, "#define {}_BUFFER_COUNT {}\n", P, live.buffers.size());
+  append(h, "#define {}_STEP_COUNT {}\n", P, live.steps());
+
+  // Patch grid and per-patch step ranges.
+  struct PatchRange {
+    int first = -1, last = -1;
+  };
+  std::vector<PatchRange> ranges;
+  bool contiguous = true;
+  if (patches) {
+    ranges.resize(static_cast<size_t>(patches->rows * patches->cols));
+    for (int s = 0; s < live.steps(); ++s) {
+      const int patch = patches->patch_of_step[static_cast<size_t>(s)];
+      if (patch < 0) continue;
+      ML_CHECK(patch < static_cast<int>(ranges.size()), "patch {} outside a {}x{} grid", patch, patches->rows,
+               patches->cols);
+      PatchRange& r = ranges[static_cast<size_t>(patch)];
+      if (r.first < 0) r.first = s;
+      if (r.last >= 0 && r.last != s - 1) contiguous = false;
+      r.last = s;
+    }
+  }
+  append(h, "#define {}_PATCH_ROWS {}\n", P, patches ? patches->rows : 0);
+  append(h, "#define {}_PATCH_COLS {}\n", P, patches ? patches->cols : 0);
+  append(h, "#define {}_PATCH_COUNT {}\n", P, ranges.size());
+  append(h, "/* 1 when each patch's steps are one contiguous run of the schedule */\n");
+  append(h, "#define {}_PATCH_STEPS_CONTIGUOUS {}\n\n", P, contiguous ? 1 : 0);
+
+  append(h,
+         "enum {1}_category {{ {0}_INPUT = 0, {0}_OUTPUT = 1, {0}_ACTIVATION = 2, {0}_CONSTANT = 3, {0}_WORKSPACE = 4 "
+         "}};\n\n",
+         P, p);
+  // Buffer indices by name, deduplicated after mangling.
+  append(h, "/* Buffer indices into {}_buffers. */\nenum {{\n", p);
+  std::set<std::string> taken;
+  for (size_t i = 0; i < live.buffers.size(); ++i) {
+    std::string id = P + "_BUF_" + identifier_part(live.buffers[i].name);
+    for (int n = 2; !taken.insert(id).second; ++n)
+      id = fmt::format("{}_BUF_{}_{}", P, identifier_part(live.buffers[i].name), n);
+    append(h, "  {} = {},\n", id, i);
+  }
+  append(h, "  {}_BUF_END_ = {}\n}};\n\n", P, live.buffers.size());
+
+  append(h,
+         "typedef struct {0}_buffer {{\n"
+         "  const char *name;\n"
+         "  int32_t offset;     /* bytes from the arena base; -1: outside the arena (external) */\n"
+         "  int32_t bytes;      /* physical bytes under the device's layout */\n"
+         "  int32_t category;   /* enum {0}_category */\n"
+         "  int32_t first_step; /* live over [first_step, last_step] */\n"
+         "  int32_t last_step;\n"
+         "  int32_t alias_of;   /* the buffer whose bytes it takes (in place), or -1 */\n"
+         "}} {0}_buffer;\n\n",
+         p);
+  auto category_name = [&](BufferCategory c) { return P + "_" + upper(std::string(to_string(c))); };
+  append(h, "static const {0}_buffer {0}_buffers[{1}_BUFFER_COUNT + 1] {1}_UNUSED = {{\n", p, P);
+  for (size_t i = 0; i < live.buffers.size(); ++i) {
+    const LiveBuffer& b = live.buffers[i];
+    append(h, "  {{{}, {}, {}, {}, {}, {}, {}}},\n", c_string(b.name), checked_i32(plan.offsets[i], "offset"),
+           checked_i32(b.physical_bytes, "buffer size"), category_name(b.category), b.first_step, b.last_step,
+           b.alias_of ? *b.alias_of : -1);
+  }
+  append(h, "  {{0, 0, 0, 0, 0, 0, -1}} /* end */\n}};\n\n");
+
+  // Steps and their buffers.
+  std::vector<int> io;
+  append(h,
+         "typedef struct {0}_step {{\n"
+         "  const char *node; /* its name (its operator when it has none), as in the JSON timeline */\n"
+         "  const char *op;   /* domain.op for operators outside ONNX's default domain */\n"
+         "  int32_t patch;    /* the patch this step belongs to (row * {1}_PATCH_COLS + col), or -1 */\n"
+         "  int32_t first_io; /* its inputs, then its outputs, in {0}_step_io[first_io...] */\n"
+         "  int32_t inputs;\n"
+         "  int32_t outputs;\n"
+         "  int32_t workspace; /* buffer index, or -1 */\n"
+         "}} {0}_step;\n\n",
+         p, P);
+  append(h, "static const {0}_step {0}_steps[{1}_STEP_COUNT + 1] {1}_UNUSED = {{\n", p, P);
+  for (int s = 0; s < live.steps(); ++s) {
+    const NodeId id = live.schedule[static_cast<size_t>(s)];
+    const Node& node = graph.node(id);
+    const int first = static_cast<int>(io.size());
+    auto add = [&](ValueId v) {
+      auto it = v.valid() ? buffer_of_value.find(v) : buffer_of_value.end();
+      io.push_back(it == buffer_of_value.end() ? -1 : it->second);
+    };
+    for (ValueId v : node.inputs) add(v);
+    for (ValueId v : node.outputs) add(v);
+    const auto ws = workspace_of.find(id);
+    const std::string op = node.domain.empty() || node.domain == "ai.onnx" ? node.op : node.domain + "." + node.op;
+    append(h, "  {{{}, {}, {}, {}, {}, {}, {}}},\n", c_string(node.name.empty() ? node.op : node.name), c_string(op),
+           patches ? patches->patch_of_step[static_cast<size_t>(s)] : -1, first, node.inputs.size(),
+           node.outputs.size(), ws == workspace_of.end() ? -1 : ws->second);
+  }
+  append(h, "  {{0, 0, -1, 0, 0, 0, -1}} /* end */\n}};\n\n");
+  append(h, "/* Per step: its inputs' buffer indices, then its outputs' (-1: an omitted optional one). */\n");
+  append(h, "static const int32_t {0}_step_io[{1}] {2}_UNUSED = {{", p, io.size() + 1, P);
+  for (size_t i = 0; i < io.size(); ++i) append(h, "{}{},", i % 16 == 0 ? "\n  " : " ", io[i]);
+  append(h, "\n  -1 /* end */\n}};\n\n");
+
+  append(h,
+         "typedef struct {0}_patch {{\n  int32_t row, col;\n  int32_t first_step, last_step; /* -1 when it has no "
+         "steps */\n}} {0}_patch;\n",
+         p);
+  append(h, "static const {0}_patch {0}_patches[{1}_PATCH_COUNT + 1] {1}_UNUSED = {{\n", p, P);
+  for (size_t i = 0; i < ranges.size(); ++i)
+    append(h, "  {{{}, {}, {}, {}}},\n", static_cast<int>(i) / patches->cols, static_cast<int>(i) % patches->cols,
+           ranges[i].first, ranges[i].last);
+  append(h, "  {{-1, -1, -1, -1}} /* end */\n}};\n\n#endif /* {} */\n", guard);
+  return h;
+}
+
+}  // namespace memledger

@@ -1,0 +1,190 @@
+// Making a model fit (issue 13, item 5): the cheapest steps first, each kept only when it
+// lowers peak-live; torchvision's mobilenet_v2 at 224² fits the built-in mcu profile (256 KiB,
+// int8, NHWC, constants and input outside the arena) by patching, the plan runs bit-identically
+// inside its arena with the same in-place decisions, fit is deterministic, and the plan's C
+// header carries the patch loops. Bad input is an Error naming the cause.
+#include "memledger/plan/fit.h"
+
+#include <gtest/gtest.h>
+
+#include "corpus.h"
+#include "memledger/core/error.h"
+#include "memledger/exec/arena_run.h"
+#include "memledger/exec/interpreter.h"
+#include "memledger/onnx/import.h"
+#include "memledger/report/c_header.h"
+#include "memledger/report/fit_report.h"
+#include "memledger/report/json_report.h"
+#include "report/c_header_check.h"
+
+namespace memledger {
+namespace {
+
+Graph conv_bn_relu() { return import_onnx_file(MEMLEDGER_SOURCE_DIR "/tests/data/onnx/conv_bn_relu.onnx"); }
+
+std::string describe(const ArenaRunReport& r) {
+  std::string s = r.failure;
+  for (const auto& v : r.violations) s += "\n" + v.message;
+  for (const auto& d : r.differing_outputs) s += "\n" + d;
+  return s;
+}
+
+TEST(Fit, RefusesAProfileWithoutCapacity) {
+  const Graph g = conv_bn_relu();
+  try {
+    fit_model(g, builtin_profile("host"));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    EXPECT_NE(std::string(e.what()).find("'host'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no capacity"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Fit, AModelThatFitsStopsAtTheFirstStep) {
+  const Graph g = conv_bn_relu();
+  const FitResult fit = fit_model(g, builtin_profile("teaching"));
+  ASSERT_EQ(fit.steps.size(), 1u);
+  EXPECT_EQ(fit.steps[0].kind, FitStepKind::kLayerByLayer);
+  EXPECT_TRUE(fit.steps[0].kept);
+  EXPECT_TRUE(fit.fits);
+  EXPECT_FALSE(fit.plan_options.in_place);
+  EXPECT_FALSE(fit.patches.has_value());
+  EXPECT_EQ(fit.plan.arena_bytes, fit.steps[0].arena_bytes);
+  // all_steps measures the rest without changing the plan.
+  const FitResult all = fit_model(g, builtin_profile("teaching"), {.all_steps = true});
+  ASSERT_GE(all.steps.size(), 3u);
+  EXPECT_EQ(all.steps[1].kind, FitStepKind::kMemoryOrder);
+  EXPECT_EQ(all.steps[2].kind, FitStepKind::kInPlace);
+  EXPECT_LE(all.steps[2].peak_live_bytes, all.steps[0].peak_live_bytes);
+  for (size_t i = 1; i < all.steps.size(); ++i) EXPECT_FALSE(all.steps[i].kept);
+  EXPECT_EQ(all.plan.arena_bytes, fit.plan.arena_bytes);
+}
+
+TEST(Fit, StepsThatDoNotHelpAreNotKeptAndTheVerdictSaysWhy) {
+  // 2 KiB: conv_bn_relu's first Conv step alone needs more (input, im2col, output).
+  DeviceProfile tiny = builtin_profile("teaching");
+  tiny.capacity_bytes = 2048;
+  const FitResult fit = fit_model(conv_bn_relu(), tiny);
+  EXPECT_FALSE(fit.fits);
+  ASSERT_GE(fit.steps.size(), 3u);
+  EXPECT_EQ(fit.steps.back().kind, FitStepKind::kPatches);
+  int64_t best = fit.steps[0].peak_live_bytes;
+  for (const FitStep& s : fit.steps) {
+    if (s.kept) best = s.peak_live_bytes;
+    EXPECT_GE(s.peak_live_bytes, best) << to_string(s.kind);  // a kept step is the lowest so far
+  }
+  EXPECT_EQ(fit.plan.ledger.peak_live_bytes, fit.best().peak_live_bytes);
+  const std::string text = fit_report_text(fit, tiny);
+  EXPECT_NE(text.find("DOES NOT FIT"), std::string::npos) << text;
+  EXPECT_NE(text.find("Live at the peak of the best plan"), std::string::npos) << text;
+}
+
+TEST(Fit, PatchSpecsAreParsedAndRefused) {
+  const Graph g = conv_bn_relu();
+  for (const char* bad : {"", "4x4", "4x@c", "x4@c", "0x4@c", "4x4@", "4x4@nosuch", "a4x4@c", "4*4@c"})
+    EXPECT_THROW(parse_patch_spec(g, bad), Error) << bad;
+  const PatchSpec spec = parse_patch_spec(g, "2x3@r");
+  EXPECT_EQ(spec.rows, 2);
+  EXPECT_EQ(spec.cols, 3);
+  EXPECT_EQ(g.value(spec.split).name, "r");
+}
+
+class FitCorpus : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const std::filesystem::path dir = testing::corpus_dir();
+    if (!std::filesystem::exists(dir / "mobilenet_v2.onnx")) return;
+    graph_ = new Graph(import_onnx_file((dir / "mobilenet_v2.onnx").string()));
+    fit_ = new FitResult(fit_model(*graph_, builtin_profile("mcu")));
+  }
+  static void TearDownTestSuite() {
+    delete fit_;
+    delete graph_;
+  }
+  void SetUp() override {
+    if (!graph_) ML_SKIP_OR_FAIL("no mobilenet_v2.onnx in " + testing::corpus_dir().string());
+  }
+  static Graph* graph_;
+  static FitResult* fit_;
+};
+Graph* FitCorpus::graph_ = nullptr;
+FitResult* FitCorpus::fit_ = nullptr;
+
+TEST_F(FitCorpus, MobilenetV2FitsTheMcuProfileByPatching) {
+  const FitResult& fit = *fit_;
+  ASSERT_TRUE(fit.fits) << fit_report_text(fit, builtin_profile("mcu"));
+  EXPECT_LE(fit.plan.arena_bytes, 262144);
+  // Layer by layer it needs over 1.3 MiB; order and in-place rules do not reach 256 KiB.
+  ASSERT_EQ(fit.steps.size(), 4u);
+  EXPECT_GT(fit.steps[0].peak_live_bytes, 1300 * 1024);
+  EXPECT_FALSE(fit.steps[2].fits);
+  EXPECT_LT(fit.steps[2].peak_live_bytes, fit.steps[0].peak_live_bytes);  // in place helps
+  EXPECT_EQ(fit.steps[3].kind, FitStepKind::kPatches);
+  EXPECT_TRUE(fit.steps[3].kept);
+  ASSERT_TRUE(fit.patches.has_value());
+  EXPECT_GT(fit.patches->patched_macs, fit.patches->original_macs);
+  EXPECT_EQ(fit.steps[3].extra_macs, fit.patches->patched_macs - fit.patches->original_macs);
+  EXPECT_LE(fit.steps[3].extra_macs, fit.model_macs / 5) << "over 20% extra MACs";
+  EXPECT_EQ(fit.patches->patch_of_step.size(), fit.plan.liveness.schedule.size());
+  EXPECT_TRUE(fit.plan_options.in_place);
+}
+
+TEST_F(FitCorpus, TheFittedPlanRunsBitIdenticallyInsideItsArena) {
+  const FitResult& fit = *fit_;
+  const DeviceProfile mcu = builtin_profile("mcu");
+  const MemoryPlan plan = fit_arena_plan(fit, mcu);
+  EXPECT_TRUE(in_place_differences(fit.plan, plan).empty());
+  EXPECT_EQ(plan.liveness.schedule, fit.plan.liveness.schedule);
+  const std::vector<Tensor> inputs = random_inputs(*graph_, 11);
+  const ArenaRunReport r = run_in_arena(fit.graph, plan, inputs, run_graph(*graph_, inputs));
+  EXPECT_TRUE(r.clean()) << describe(r);
+  EXPECT_TRUE(r.untouched_workspaces.empty());
+}
+
+TEST_F(FitCorpus, FitIsDeterministic) {
+  const FitResult again = fit_model(*graph_, builtin_profile("mcu"));
+  EXPECT_EQ(again.plan.liveness.schedule, fit_->plan.liveness.schedule);
+  EXPECT_EQ(again.plan.offsets, fit_->plan.offsets);
+  EXPECT_EQ(again.plan.arena_bytes, fit_->plan.arena_bytes);
+  ASSERT_TRUE(again.patches.has_value());
+  EXPECT_EQ(again.patches->split, fit_->patches->split);
+  EXPECT_EQ(again.patches->spec.rows, fit_->patches->spec.rows);
+}
+
+TEST_F(FitCorpus, TheCHeaderCarriesThePatchLoops) {
+  const FitResult& fit = *fit_;
+  const DeviceProfile mcu = builtin_profile("mcu");
+  const CHeaderPatches patches{.rows = fit.patches->spec.rows,
+                               .cols = fit.patches->spec.cols,
+                               .split = fit.patches->split,
+                               .patch_of_step = fit.patches->patch_of_step};
+  const std::string header = plan_c_header(fit.graph, fit.plan, mcu, "mobilenet_v2.onnx", {.patches = &patches});
+  EXPECT_NE(header.find(fmt::format("#define ML_PATCH_ROWS {}\n", patches.rows)), std::string::npos);
+  EXPECT_NE(header.find("#define ML_PATCH_STEPS_CONTIGUOUS 1\n"), std::string::npos);
+  testing::check_c_header(header, fit_report_json(fit, mcu, "mobilenet_v2.onnx"), "mobilenet_v2_fit",
+                          &patches.patch_of_step);
+}
+
+TEST_F(FitCorpus, AForcedGridThatCannotApplyIsAnError) {
+  const std::string split = fit_->patches->split;
+  EXPECT_THROW(fit_model(*graph_, builtin_profile("mcu"), {.patch = parse_patch_spec(*graph_, "999x999@" + split)}),
+               Error);
+  // The graph output is no stage end: nothing follows it.
+  EXPECT_THROW(fit_model(*graph_, builtin_profile("mcu"),
+                         {.patch = parse_patch_spec(*graph_, "2x2@" + graph_->value(graph_->outputs()[0]).name)}),
+               Error);
+}
+
+TEST_F(FitCorpus, UnreachableCapacityGivesTheLowestPeak) {
+  DeviceProfile tiny = builtin_profile("mcu");
+  tiny.capacity_bytes = 8192;
+  const FitResult fit = fit_model(*graph_, tiny);
+  EXPECT_FALSE(fit.fits);
+  EXPECT_GT(fit.plan.arena_bytes, 8192);
+  EXPECT_LE(fit.plan.ledger.peak_live_bytes, fit_->plan.ledger.peak_live_bytes);
+  EXPECT_NE(fit_report_text(fit, tiny).find("Live at the peak"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace memledger

@@ -1,0 +1,75 @@
+// `memledger fit MODEL --device D`: the cheapest changes that make the model fit the device
+// (plan/fit.h) — order, in-place rules, patches — each step's figures, and the plan reached;
+// exit 3 when even the best does not fit. Writes the final plan as JSON, HTML and a C header.
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "device_option.h"
+#include "fit_options.h"
+#include "memledger/core/output_file.h"
+#include "memledger/report/c_header.h"
+#include "memledger/report/fit_report.h"
+#include "memledger/report/html_report.h"
+#include "model_options.h"
+
+namespace memledger::cli {
+namespace {
+
+struct FitArgs {
+  ModelOptions model;
+  std::string device;
+  FitCliOptions fit;
+  bool all_steps = false;
+  std::string json_path, html_path, c_header_path;
+};
+
+void run_fit_command(const FitArgs& args, int& exit_code) {
+  const DeviceProfile profile = fit_profile(resolve_device(args.device), args.fit);
+  const Graph graph = load_model(args.model);
+  const FitResult fit = run_fit(graph, profile, args.fit, args.all_steps);
+
+  fmt::print("model: {} ({} nodes)\n", args.model.path, graph.order().size());
+  fmt::print("device: {}\n", describe_profile(profile));
+  fmt::print("{}", fit_report_text(fit, profile));
+
+  const std::vector<std::filesystem::path> inputs{args.model.path};
+  if (!args.json_path.empty())
+    write_output_file(args.json_path, fit_report_json(fit, profile, args.model.path), inputs);
+  if (!args.html_path.empty())
+    write_output_file(args.html_path, plan_report_html(fit.graph, fit.plan, profile, args.model.path), inputs);
+  if (!args.c_header_path.empty()) {
+    CHeaderPatches patches;
+    if (fit.patches)
+      patches = {.rows = fit.patches->spec.rows,
+                 .cols = fit.patches->spec.cols,
+                 .split = fit.patches->split,
+                 .patch_of_step = fit.patches->patch_of_step};
+    write_output_file(
+        args.c_header_path,
+        plan_c_header(fit.graph, fit.plan, profile, args.model.path, {.patches = fit.patches ? &patches : nullptr}),
+        inputs);
+  }
+  exit_code = static_cast<int>(fit.fits ? ExitCode::kOk : ExitCode::kDoesNotFit);
+}
+
+}  // namespace
+
+void register_fit(CLI::App& app, int& exit_code) {
+  auto* command = app.add_subcommand(
+      "fit", "make a model fit the device: memory-aware order, in-place rules, then patch-based execution");
+  auto args = std::make_shared<FitArgs>();
+  add_model_options(command, args->model);
+  command->add_option("--device", args->device, "device profile: a built-in name (teaching, host, mcu) or a TOML file")
+      ->required();
+  add_fit_options(command, args->fit);
+  command->add_flag(
+      "--all-steps", args->all_steps,
+      "try every step even once the model fits (the figures of each; the plan stays the first that fits)");
+  command->add_option("--json", args->json_path, "write the steps and the final plan as JSON here");
+  command->add_option("--html", args->html_path, "write the final plan's HTML report here");
+  command->add_option("--emit-c", args->c_header_path,
+                      "write the final plan as a C header (arena, buffer offsets and sizes, schedule, patches) here");
+  command->callback([args, &exit_code] { run_fit_command(*args, exit_code); });
+}
+
+}  // namespace memledger::cli

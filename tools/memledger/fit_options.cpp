@@ -1,0 +1,30 @@
+#include "fit_options.h"
+
+namespace memledger::cli {
+
+void add_fit_options(CLI::App* command, FitCliOptions& options) {
+  command->add_option("--capacity", options.capacity,
+                      "bytes the arena may take, instead of the device's capacity_bytes");
+  command->add_option("--patch", options.patch,
+                      "run this patch grid instead of searching one: ROWSxCOLS@VALUE, the stage ending in VALUE");
+  command->add_option("--time-budget", options.time_budget, "seconds each exact placement may search")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
+DeviceProfile fit_profile(DeviceProfile profile, const FitCliOptions& options) {
+  if (options.capacity) {
+    if (*options.capacity < 0) fail("--capacity {}: expected a number of bytes > 0", *options.capacity);
+    profile.capacity_bytes = *options.capacity;
+    profile.source += fmt::format(", capacity from --capacity");
+  }
+  return profile;
+}
+
+FitResult run_fit(const Graph& graph, const DeviceProfile& profile, const FitCliOptions& options, bool all_steps) {
+  FitOptions fit{.placement = {.time_budget_seconds = options.time_budget}, .all_steps = all_steps};
+  if (!options.patch.empty()) fit.patch = parse_patch_spec(graph, options.patch);
+  return fit_model(graph, profile, fit);
+}
+
+}  // namespace memledger::cli

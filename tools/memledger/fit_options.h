@@ -1,0 +1,29 @@
+// The options `fit` and `run --arena --fit` share, so that run recomputes exactly the plan
+// fit found: the device's capacity (or --capacity), a forced --patch grid, the placement's
+// time budget.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "memledger/device/profile.h"
+#include "memledger/plan/fit.h"
+
+namespace memledger::cli {
+
+struct FitCliOptions {
+  std::optional<int64_t> capacity;  // overrides the profile's capacity_bytes
+  std::string patch;                // RxC@VALUE, or empty: search
+  double time_budget = 2.0;
+};
+
+void add_fit_options(CLI::App* command, FitCliOptions& options);
+
+// The profile with --capacity applied.
+DeviceProfile fit_profile(DeviceProfile profile, const FitCliOptions& options);
+
+// fit_model with these options (all_steps as given).
+FitResult run_fit(const Graph& graph, const DeviceProfile& profile, const FitCliOptions& options, bool all_steps);
+
+}  // namespace memledger::cli
