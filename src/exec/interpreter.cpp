@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "kernel.h"
+#include "memledger/core/checked.h"
 #include "memledger/device/tensor_layout.h"
 
 namespace memledger {
@@ -89,18 +90,27 @@ std::vector<Tensor> run_graph(const Graph& graph, const std::vector<Tensor>& inp
   for (ValueId v : graph.outputs()) last_use[v] = end_step;
 
   std::unordered_map<ValueId, std::span<std::byte>> buffers;
+  int64_t live_bytes = 0;
+  auto reserve = [&](int64_t bytes, const std::string& owner, const std::string& what) {
+    if (bytes > options.max_memory_bytes - live_bytes)
+      fail("{}: {} needs {} B; with {} B already live that passes the memory limit of {} B (--max-memory)", owner, what,
+           bytes, live_bytes, options.max_memory_bytes);
+    live_bytes += bytes;
+  };
   auto release_if_done = [&](ValueId v, int step) {
     auto it = buffers.find(v);
     if (it == buffers.end()) return;
     auto use = last_use.find(v);
     if (use != last_use.end() && use->second > step) return;
     provider.release(v);
+    live_bytes -= buffer_bytes(graph.value(v));
     buffers.erase(it);
   };
 
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ValueId id = graph_inputs[i];
     const Value& v = graph.value(id);
+    reserve(buffer_bytes(v), "graph input '" + v.name + "'", "its buffer");
     auto buffer = provider.value_buffer(id, buffer_bytes(v));
     ML_CHECK(static_cast<int64_t>(buffer.size()) >= dense_bytes(v), "provider gave a short buffer for '{}'", v.name);
     if (!inputs[i].bytes().empty()) std::memcpy(buffer.data(), inputs[i].bytes().data(), inputs[i].bytes().size());
@@ -138,6 +148,7 @@ std::vector<Tensor> run_graph(const Graph& graph, const std::vector<Tensor>& inp
       exec::OutputView view;
       if (v.valid()) {
         const Value& value = graph.value(v);
+        reserve(buffer_bytes(value), "node " + node.label(), "output '" + value.name + "'");
         auto buffer = provider.value_buffer(v, buffer_bytes(value));
         ML_CHECK(static_cast<int64_t>(buffer.size()) >= dense_bytes(value), "provider gave a short buffer for '{}'",
                  value.name);
@@ -150,13 +161,17 @@ std::vector<Tensor> run_graph(const Graph& graph, const std::vector<Tensor>& inp
       ctx.outputs.push_back(std::move(view));
     }
     if (contract.workspace_bytes > 0) {
+      reserve(contract.workspace_bytes, "node " + node.label(), "its workspace");
       ctx.workspace = provider.workspace(id, contract.workspace_bytes);
       ML_CHECK(static_cast<int64_t>(ctx.workspace.size()) == contract.workspace_bytes,
                "provider gave node {} a workspace of the wrong size", node.label());
     }
     kernel.run(ctx);
     if (options.after_node) options.after_node(id);
-    if (contract.workspace_bytes > 0) provider.release_workspace(id);
+    if (contract.workspace_bytes > 0) {
+      provider.release_workspace(id);
+      live_bytes -= contract.workspace_bytes;
+    }
     std::set<ValueId> done(node.inputs.begin(), node.inputs.end());
     done.insert(node.outputs.begin(), node.outputs.end());
     for (ValueId v : done)
@@ -196,7 +211,16 @@ std::vector<Tensor> run_graph(const Graph& graph, const std::map<std::string, Te
   return run_graph(graph, ordered, options);
 }
 
-std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed) {
+int64_t graph_input_bytes(const Graph& graph) {
+  int64_t total = 0;
+  for (ValueId id : graph.inputs()) total = checked_add(total, dense_bytes(graph.value(id)), "the graph's inputs");
+  return total;
+}
+
+std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed, int64_t max_bytes) {
+  const int64_t bytes = graph_input_bytes(graph);
+  if (bytes > max_bytes)
+    fail("the graph's inputs hold {} B, more than the memory limit of {} B (--max-memory)", bytes, max_bytes);
   std::vector<Tensor> result;
   SplitMix rng{seed};
   for (ValueId id : graph.inputs()) {

@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "device_option.h"
+#include "memledger/core/text.h"
 #include "memledger/device/tensor_layout.h"
 #include "memledger/lint/lint.h"
 #include "memledger/onnx/import.h"
@@ -44,7 +45,7 @@ void print_table(const std::vector<std::vector<std::string>>& rows, const std::v
       line += " " + cell;
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
-    fmt::print("{}\n", line);
+    fmt::print("{}\n", escape_for_terminal(line));
   }
 }
 
@@ -177,7 +178,7 @@ void run_inspect(const InspectOptions& o) {
     return;
   }
 
-  fmt::print("model: {} (graph '{}', opset {})\n", o.model, g.name, g.opset);
+  fmt::print("model: {} (graph '{}', opset {})\n", escape_for_terminal(o.model), escape_for_terminal(g.name), g.opset);
   fmt::print("device: {}\n", describe_device(profile));
 
   fmt::print("\nnodes ({})\n", g.order().size());
@@ -220,11 +221,11 @@ void run_inspect(const InspectOptions& o) {
   print_table(rows, {false, false, false, false, true, true});
 
   fmt::print("\nlint ({})\n", diagnostics.size());
-  for (const auto& d : diagnostics) fmt::print("  warning [{}] {}\n", d.code, d.message);
+  for (const auto& d : diagnostics) fmt::print("  warning [{}] {}\n", d.code, escape_for_terminal(d.message));
   fmt::print("\nunknown operators ({})\n", unknown.size());
   for (NodeId n : unknown)
-    fmt::print("  {} (node {}): no ONNX schema at opset {}; execution will refuse it\n", op_name(g.node(n)),
-               g.node(n).label(), g.opset);
+    fmt::print("  {} (node {}): no ONNX schema at opset {}; execution will refuse it\n",
+               escape_for_terminal(op_name(g.node(n))), escape_for_terminal(g.node(n).label()), g.opset);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "device_option.h"
 #include "exact_progress.h"
 #include "memledger/core/output_file.h"
+#include "memledger/core/text.h"
 #include "memledger/plan/allocate/csv.h"
 #include "memledger/plan/memory_plan.h"
 #include "memledger/report/html_report.h"
@@ -16,6 +17,7 @@
 #include "memledger/report/text_report.h"
 #include "memledger/sim/sim_report.h"
 #include "model_options.h"
+#include "option_checks.h"
 
 namespace memledger::cli {
 namespace {
@@ -40,6 +42,13 @@ std::string plan_csv(const MemoryPlan& plan) {
 }
 
 void run_plan(const PlanArgs& args, int& exit_code) {
+  // Every output is checked before any work, so a refusal leaves nothing behind.
+  OutputSet outputs;
+  outputs.protect_input(args.model.path);
+  protect_device_file(outputs, args.device);
+  if (!args.json_path.empty()) outputs.declare(args.json_path, "--json");
+  if (!args.csv_path.empty()) outputs.declare(args.csv_path, "--csv");
+  if (!args.html_path.empty()) outputs.declare(args.html_path, "--html");
   const DeviceProfile profile = resolve_device(args.device);
   const Graph graph = load_model(args.model);
   const auto algorithm = allocate::parse_algorithm(args.algorithm);
@@ -53,9 +62,10 @@ void run_plan(const PlanArgs& args, int& exit_code) {
       plan_memory(graph, profile, {.donate_inputs = args.donate_inputs, .in_place = !args.no_in_place}, placement);
   if (progress) progress->finish();
 
-  fmt::print("model: {} ({} nodes, {} buffers)\n", args.model.path, graph.order().size(), plan.liveness.buffers.size());
+  fmt::print("model: {} ({} nodes, {} buffers)\n", escape_for_terminal(args.model.path), graph.order().size(),
+             plan.liveness.buffers.size());
   fmt::print("device: {}\n\n", describe_device(profile));
-  fmt::print("{}", text_report(plan, {.buffers = !args.brief}));
+  fmt::print("{}", escape_for_terminal(text_report(plan, {.buffers = !args.brief}), true));
 
   std::optional<sim::SimReport> sim_report;
   if (args.sim) {
@@ -63,10 +73,9 @@ void run_plan(const PlanArgs& args, int& exit_code) {
         graph, profile,
         {.parameters = args.sim_reload ? sim::ParameterReuse::kReloadPerTile : sim::ParameterReuse::kReuse,
          .kernel_workspace = !args.sim_no_workspace});
-    fmt::print("\n{}", sim::sim_report_text(*sim_report));
+    fmt::print("\n{}", escape_for_terminal(sim::sim_report_text(*sim_report), true));
   }
 
-  const std::vector<std::filesystem::path> inputs{args.model.path};
   if (!args.json_path.empty()) {
     std::string json = plan_report_json(graph, plan, profile, args.model.path);
     if (sim_report) {
@@ -74,11 +83,11 @@ void run_plan(const PlanArgs& args, int& exit_code) {
       report["sim"] = nlohmann::json::parse(sim::sim_report_json(*sim_report));
       json = report.dump(2) + "\n";
     }
-    write_output_file(args.json_path, json, inputs);
+    outputs.stage(args.json_path, json);
   }
-  if (!args.csv_path.empty()) write_output_file(args.csv_path, plan_csv(plan), inputs);
-  if (!args.html_path.empty())
-    write_output_file(args.html_path, plan_report_html(graph, plan, profile, args.model.path), inputs);
+  if (!args.csv_path.empty()) outputs.stage(args.csv_path, plan_csv(plan));
+  if (!args.html_path.empty()) outputs.stage(args.html_path, plan_report_html(graph, plan, profile, args.model.path));
+  outputs.commit();
   if (!plan.fits) {
     fmt::print(stderr, "memledger: the plan needs {} B but '{}' has {} B ({} B too many)\n", plan.arena_bytes,
                profile.name, profile.capacity_bytes, plan.arena_bytes - profile.capacity_bytes);
@@ -99,7 +108,7 @@ void register_plan(CLI::App& app, int& exit_code) {
                       "write the placement problem and offsets as CSV (id,lower,upper,size,offset)");
   command->add_option("--algorithm", args->algorithm, "placement: naive, greedy or exact")->capture_default_str();
   command->add_option("--time-budget", args->time_budget, "seconds the exact placement may search")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_non_negative())
       ->capture_default_str();
   command->add_flag("--donate-inputs", args->donate_inputs,
                     "the program owns its input buffers and may overwrite them");

@@ -13,7 +13,11 @@
 
 #include "commands.h"
 #include "device_option.h"
+#include "memledger/core/checked.h"
 #include "memledger/core/error.h"
+#include "memledger/core/input_file.h"
+#include "memledger/core/output_file.h"
+#include "memledger/core/text.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/compare.h"
 #include "memledger/exec/interpreter.h"
@@ -21,11 +25,17 @@
 #include "memledger/onnx/import.h"
 #include "memledger/plan/memory_plan.h"
 #include "model_options.h"
+#include "option_checks.h"
 
 namespace memledger::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A tensor file's bytes in the format its extension names.
+std::string serialize_tensor(const std::string& path, const Tensor& t, const std::string& name) {
+  return is_tensor_proto_path(path) ? serialize_tensor_proto(t, name) : serialize_npy(t);
+}
 
 struct RunCommandOptions {
   ModelOptions model;
@@ -37,13 +47,8 @@ struct RunCommandOptions {
   double tolerance = 1e-4;
   bool arena = false;
   std::string device;
+  int64_t max_memory = kDefaultMaxMemoryBytes;
 };
-
-bool same_file(const fs::path& a, const fs::path& b) {
-  std::error_code ec;
-  if (fs::equivalent(a, b, ec)) return true;
-  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
-}
 
 // A file name for an output: its name with anything but [A-Za-z0-9._-] replaced.
 std::string file_stem(const std::string& name) {
@@ -65,18 +70,21 @@ std::string summary(const Tensor& t) {
   return fmt::format("min {:.6g}, max {:.6g}, mean {:.6g}", lo, hi, sum / static_cast<double>(t.elements()));
 }
 
-std::vector<Tensor> timed_run(const Graph& graph, const std::vector<Tensor>& inputs, double& ms) {
+std::vector<Tensor> timed_run(const Graph& graph, const std::vector<Tensor>& inputs, int64_t max_memory, double& ms) {
   const auto start = std::chrono::steady_clock::now();
-  std::vector<Tensor> out = run_graph(graph, inputs);
+  std::vector<Tensor> out = run_graph(graph, inputs, {.max_memory_bytes = max_memory});
   ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
 
 // The inputs from --input NAME=FILE, every graph input exactly once; or seeded ones.
-std::vector<Tensor> load_inputs(const Graph& graph, const RunCommandOptions& o, std::vector<fs::path>& files) {
+std::vector<Tensor> load_inputs(const Graph& graph, const RunCommandOptions& o, OutputSet& outputs) {
+  const int64_t input_bytes = graph_input_bytes(graph);
+  if (input_bytes > o.max_memory)
+    fail("the graph's inputs hold {} B, more than the memory limit of {} B (--max-memory)", input_bytes, o.max_memory);
   if (o.inputs.empty()) {
     fmt::print("inputs: seeded random (seed {})\n", o.seed);
-    return random_inputs(graph, o.seed);
+    return random_inputs(graph, o.seed, o.max_memory);
   }
   std::map<std::string, std::string> given;
   for (const std::string& text : o.inputs) {
@@ -92,11 +100,14 @@ std::vector<Tensor> load_inputs(const Graph& graph, const RunCommandOptions& o, 
     auto it = given.find(v.name);
     if (it == given.end())
       fail("input '{}' ({} {}) has no --input file", v.name, dtype_name(v.dtype), shape_to_string(v.shape));
-    NamedTensor t = read_tensor_file(it->second);
+    // A file may hold its header and, for .pb, varint-coded integers besides the data.
+    const int64_t expected = checked_mul(element_count(v.shape, v.name), host_element_bytes(v.dtype), v.name);
+    const int64_t bound = checked_add(checked_mul(expected, 3, v.name), int64_t{1} << 20, v.name);
+    outputs.protect_input(it->second);
+    NamedTensor t = read_tensor_file(it->second, bound);
     if (t.tensor.dtype() != v.dtype || t.tensor.shape() != v.shape)
       fail("input '{}': {} holds {} {}, the model expects {} {}", v.name, it->second, dtype_name(t.tensor.dtype()),
            shape_to_string(t.tensor.shape()), dtype_name(v.dtype), shape_to_string(v.shape));
-    files.emplace_back(it->second);
     inputs.push_back(std::move(t.tensor));
     given.erase(it);
   }
@@ -115,6 +126,8 @@ bool arena_run(const Graph& graph, const RunCommandOptions& o, const std::vector
   const DeviceProfile given = resolve_device(o.device);
   const DeviceProfile profile = with_model_dtypes(given);
   const MemoryPlan plan = plan_memory(graph, profile);
+  if (plan.arena_bytes > o.max_memory)
+    fail("the arena of {} B is more than the memory limit of {} B (--max-memory)", plan.arena_bytes, o.max_memory);
   const auto start = std::chrono::steady_clock::now();
   const ArenaRunReport r = run_in_arena(graph, plan, inputs, outputs);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -139,16 +152,32 @@ bool arena_run(const Graph& graph, const RunCommandOptions& o, const std::vector
 }
 
 void run_command(const RunCommandOptions& o, int& exit_code) {
+  OutputSet files;
+  files.protect_input(o.model.path);
+  if (!o.compare.empty()) files.protect_input(o.compare);
+  if (o.arena) protect_device_file(files, o.device);
+  if (!o.output_dir.empty()) {
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(o.output_dir, ec)) && !fs::is_directory(o.output_dir, ec))
+      fail("--output-dir {}: not a folder", o.output_dir);
+  }
   const Graph graph = load_model(o.model);
-  std::vector<fs::path> input_files{o.model.path};
-  const std::vector<Tensor> inputs = load_inputs(graph, o, input_files);
+  // Every output path is known once the model is: checked before anything runs.
+  std::vector<fs::path> targets;
+  if (!o.output_dir.empty())
+    for (ValueId id : graph.outputs()) {
+      targets.push_back(fs::path(o.output_dir) / (file_stem(graph.value(id).name) + "." + o.output_format));
+      files.declare(targets.back(), "--output-dir", true);
+    }
+  const std::vector<Tensor> inputs = load_inputs(graph, o, files);
 
   double ms = 0;
-  const std::vector<Tensor> outputs = timed_run(graph, inputs, ms);
+  const std::vector<Tensor> outputs = timed_run(graph, inputs, o.max_memory, ms);
   fmt::print("ran {} nodes in {:.1f} ms\n", graph.order().size(), ms);
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Value& v = graph.value(graph.outputs()[i]);
-    fmt::print("output '{}': {} {}: {}\n", v.name, dtype_name(v.dtype), shape_to_string(v.shape), summary(outputs[i]));
+    fmt::print("output '{}': {} {}: {}\n", escape_for_terminal(v.name), dtype_name(v.dtype), shape_to_string(v.shape),
+               summary(outputs[i]));
   }
 
   if (o.arena && !arena_run(graph, o, inputs, outputs)) {
@@ -172,13 +201,13 @@ void run_command(const RunCommandOptions& o, int& exit_code) {
       other_inputs.push_back(it->second);
     }
     double other_ms = 0;
-    const std::vector<Tensor> reference = timed_run(other, other_inputs, other_ms);
+    const std::vector<Tensor> reference = timed_run(other, other_inputs, o.max_memory, other_ms);
     if (reference.size() != outputs.size())
       fail("--compare {}: {} outputs, {} has {}", o.compare, reference.size(), o.model.path, outputs.size());
     fmt::print("compare with {} ({:.1f} ms), tolerance {:g} × max|output|:\n", o.compare, other_ms, o.tolerance);
     for (size_t i = 0; i < outputs.size(); ++i) {
       const TensorDifference d = compare_tensors(outputs[i], reference[i], 0, 0);
-      const std::string name = graph.value(graph.outputs()[i]).name;
+      const std::string name = escape_for_terminal(graph.value(graph.outputs()[i]).name);
       if (!d.same_shape) {
         fmt::print("  output '{}': dtype or shape differ ({} {} vs {} {})\n", name, dtype_name(outputs[i].dtype()),
                    shape_to_string(outputs[i].shape()), dtype_name(reference[i].dtype()),
@@ -186,10 +215,13 @@ void run_command(const RunCommandOptions& o, int& exit_code) {
         differs = true;
         continue;
       }
-      const bool ok = d.max_abs <= o.tolerance * d.max_ref;
+      // NaN against a number (or a NaN difference) is a difference, never within tolerance.
+      const bool ok = d.nonfinite_mismatches == 0 && d.max_abs <= o.tolerance * d.max_ref;
       differs |= !ok;
-      fmt::print("  output '{}': max|diff| {:.3g}, max rel {:.3g}, max|output| {:.3g}{}\n", name, d.max_abs, d.max_rel,
-                 d.max_ref, ok ? "" : "  EXCEEDS TOLERANCE");
+      fmt::print("  output '{}': max|diff| {:.3g}, max rel {:.3g}, max|output| {:.3g}{}{}\n", name, d.max_abs,
+                 d.max_rel, d.max_ref,
+                 d.nonfinite_mismatches ? fmt::format(", {} NaN/inf on one side only", d.nonfinite_mismatches) : "",
+                 ok ? "" : "  EXCEEDS TOLERANCE");
     }
   }
   if (differs) {
@@ -198,25 +230,10 @@ void run_command(const RunCommandOptions& o, int& exit_code) {
     return;
   }
 
-  if (!o.output_dir.empty()) {
-    std::error_code ec;
-    fs::create_directories(o.output_dir, ec);
-    if (ec) fail("--output-dir {}: {}", o.output_dir, ec.message());
-    std::vector<fs::path> targets;
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      const fs::path target =
-          fs::path(o.output_dir) / (file_stem(graph.value(graph.outputs()[i]).name) + "." + o.output_format);
-      for (const fs::path& input : input_files)
-        if (same_file(target, input)) fail("refusing to write output over the input file {}", input.string());
-      for (const fs::path& earlier : targets)
-        if (earlier == target) fail("two outputs would both be written to {}", target.string());
-      targets.push_back(target);
-    }
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      write_tensor_file(targets[i].string(), outputs[i], graph.value(graph.outputs()[i]).name);
-      fmt::print("wrote {}\n", targets[i].string());
-    }
-  }
+  for (size_t i = 0; i < targets.size(); ++i)
+    files.stage(targets[i], serialize_tensor(targets[i].string(), outputs[i], graph.value(graph.outputs()[i]).name));
+  files.commit();
+  for (const fs::path& path : files.committed()) fmt::print("wrote {}\n", path.string());
   exit_code = static_cast<int>(ExitCode::kOk);
 }
 
@@ -232,12 +249,20 @@ void register_run(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"npy", "pb"}))
       ->capture_default_str();
   command->add_option("--seed", options->seed, "seed of the random inputs when no --input is given")
+      ->check(unsigned_integer())
       ->capture_default_str();
   command->add_option("--compare", options->compare, "run this model on the same inputs and compare the outputs");
   command
       ->add_option("--tolerance", options->tolerance,
                    "with --compare: exit code 4 when max|diff| > tolerance × max|output of the other model|")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_non_negative())
+      ->capture_default_str();
+  command
+      ->add_option("--max-memory", options->max_memory,
+                   "bytes the interpreter may hold at once (suffixes K, M, G: powers of 1024); a buffer past it is "
+                   "refused, naming the node")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   auto* arena = command->add_flag(
       "--arena", options->arena,

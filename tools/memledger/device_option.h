@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "memledger/core/output_file.h"
 #include "memledger/device/profile.h"
 
 namespace memledger::cli {
@@ -13,6 +14,9 @@ inline void add_device_option(CLI::App* command, std::string& device, const std:
   command->add_option("--device", device, "device profile: a built-in name (teaching, host) or a TOML file")
       ->capture_default_str();
 }
+
+// Protects the profile file `--device` names (not a built-in name) from being an output.
+void protect_device_file(OutputSet& outputs, const std::string& device);
 
 // One line naming the profile and its storage rules.
 std::string describe_device(const DeviceProfile& profile);

@@ -16,12 +16,21 @@
 
 namespace memledger {
 
+// What the interpreter may hold at once unless told otherwise (`run --max-memory`).
+inline constexpr int64_t kDefaultMaxMemoryBytes = int64_t{2} << 30;
+
 struct RunOptions {
   // nullptr: a HeapBufferProvider private to the run.
   BufferProvider* provider = nullptr;
   // Called after each node ran and before its inputs are released (e.g. to check guards).
   std::function<void(NodeId)> after_node;
+  // Activation and workspace bytes live at once; a buffer that would pass it is an Error
+  // naming the node, the value and the bytes, raised before the allocation.
+  int64_t max_memory_bytes = kDefaultMaxMemoryBytes;
 };
+
+// The bytes the graph's inputs hold (what random_inputs or the input files allocate).
+int64_t graph_input_bytes(const Graph& graph);
 
 // The reason `node` cannot run here (unsupported operator, dtype or attribute), or empty.
 std::string unsupported_reason(const Graph& graph, NodeId node);
@@ -37,6 +46,8 @@ std::vector<Tensor> run_graph(const Graph& graph, const std::map<std::string, Te
 
 // Seeded inputs for every graph input: floats N(0,1), integers in a small range, the same
 // for the same seed on every machine.
-std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed);
+// Inputs holding more than `max_bytes` together are an Error (naming the bytes), not an
+// allocation.
+std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed, int64_t max_bytes = kDefaultMaxMemoryBytes);
 
 }  // namespace memledger
