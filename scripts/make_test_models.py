@@ -129,6 +129,12 @@ def custom_op():
     return m
 
 
+def lrn():
+    """An operator the op table knows (channel-first, no workspace) that has no kernel: plans, cannot run."""
+    nodes = [helper.make_node("LRN", ["x"], ["y"], name="lrn", size=3)]
+    return model(nodes, [vi("x", [1, 3, 4, 4])], [vi("y", [1, 3, 4, 4])])
+
+
 def quantized_per_axis():
     """Per-axis DequantizeLinear on the activation: its `axis` is C."""
     nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="quant", axis=1),
@@ -210,6 +216,7 @@ def main():
     save(typed_and_constant(), "typed_and_constant.onnx")
     save(nhwc_input(), "nhwc_input.onnx")
     save(custom_op(), "custom_op.onnx")
+    save(lrn(), "lrn.onnx")
     save(quantized_per_axis(), "quantized_per_axis.onnx")
     save(external_data(), "external_data.onnx")
     bad_models()

@@ -40,11 +40,25 @@ storage = "model"
 constants = "resident"
 )";
 
+// A microcontroller: 256 KiB of SRAM for the arena, int8 tensors stored dense in NHWC
+// with 4-byte aligned bases (as TFLite Micro and TinyEngine lay them out), weights in
+// flash and the input image in its own buffer (a camera frame), both outside the arena.
+constexpr std::string_view kMcu = R"(name = "mcu"
+capacity_bytes = 262144
+alignment_bytes = 4
+layout = "NHWC"
+aligned_run = "tensor"
+unit_inner_merge = false
+storage = "int8"
+constants = "external"
+inputs = "external"
+)";
+
 struct Builtin {
   std::string_view name;
   std::string_view toml;
 };
-constexpr std::array<Builtin, 2> kBuiltins{{{"teaching", kTeaching}, {"host", kHost}}};
+constexpr std::array<Builtin, 3> kBuiltins{{{"teaching", kTeaching}, {"host", kHost}, {"mcu", kMcu}}};
 
 }  // namespace
 
@@ -61,7 +75,7 @@ DeviceProfile builtin_profile(std::string_view name) {
     profile.source = "built-in";
     return profile;
   }
-  fail("unknown built-in device profile '{}' (known: teaching, host)", name);
+  fail("unknown built-in device profile '{}' (known: teaching, host, mcu)", name);
 }
 
 }  // namespace memledger

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <toml++/toml.h>
+#include <charconv>
 #include <filesystem>
 
 #include "memledger/core/error.h"
@@ -108,6 +109,47 @@ void read_dma(const toml::table& table, const FieldReader& read, const std::stri
   }
 }
 
+// [ops.NAME]: in_place_input = I, workspace = BYTES or "output" or "K*output" (K an integer).
+void read_ops(const toml::table& table, const FieldReader& read, const std::string& source,
+              std::map<std::string, DeclaredOp, std::less<>>& ops) {
+  for (auto&& [name, node] : table) {
+    const std::string op_name(name.str());
+    const toml::table* rules = node.as_table();
+    if (!rules) read.bad(node, "ops." + op_name, "expected a table [ops." + op_name + "]");
+    DeclaredOp op;
+    for (auto&& [key, value] : *rules) {
+      const std::string_view k = key.str();
+      const std::string field = "ops." + op_name + "." + std::string(k);
+      if (k == "in_place_input") {
+        const int64_t input = read.integer(value, field, 0);
+        if (input > 1023) read.bad(value, field, fmt::format("{} is out of range (at most 1023)", input));
+        op.in_place_input = static_cast<int>(input);
+      } else if (k == "workspace") {
+        if (value.is_integer()) {
+          op.workspace_bytes = read.integer(value, field, 0);
+          continue;
+        }
+        const std::string text = read.string(value, field);
+        if (text == "output") {
+          op.workspace_output_multiple = 1;
+        } else if (text.size() > 7 && text.ends_with("*output")) {
+          const std::string factor = text.substr(0, text.size() - 7);
+          int64_t k_value = 0;
+          const auto [end, error] = std::from_chars(factor.data(), factor.data() + factor.size(), k_value);
+          if (error != std::errc{} || end != factor.data() + factor.size() || k_value < 1 || k_value > 1024)
+            read.bad(value, field, fmt::format("'{}': expected bytes, \"output\" or \"K*output\" (K 1..1024)", text));
+          op.workspace_output_multiple = k_value;
+        } else {
+          read.bad(value, field, fmt::format("'{}': expected bytes, \"output\" or \"K*output\"", text));
+        }
+      } else {
+        fail("{}:{}: unknown key '{}' (known: in_place_input, workspace)", source, key.source().begin.line, field);
+      }
+    }
+    ops[op_name] = op;
+  }
+}
+
 }  // namespace
 
 DeviceProfile parse_device_profile(std::string_view toml_text, const std::string& source) {
@@ -149,17 +191,25 @@ DeviceProfile parse_device_profile(std::string_view toml_text, const std::string
           read.bad(node, k, fmt::format("'{}' is neither 'model' nor a dtype (int8, int4, float16, ...)", storage));
       }
     } else if (k == "constants") {
-      profile.constants = read.choice(node, k, {"just_in_time", "resident"}) == "resident"
-                              ? ConstantResidency::kResident
-                              : ConstantResidency::kJustInTime;
+      const std::string constants = read.choice(node, k, {"just_in_time", "resident", "external"});
+      profile.constants = constants == "resident"   ? ConstantResidency::kResident
+                          : constants == "external" ? ConstantResidency::kExternal
+                                                    : ConstantResidency::kJustInTime;
+    } else if (k == "inputs") {
+      profile.inputs = read.choice(node, k, {"arena", "external"}) == "external" ? InputResidency::kExternal
+                                                                                 : InputResidency::kArena;
     } else if (k == "dma") {
       const toml::table* dma = node.as_table();
       if (!dma) read.bad(node, k, "expected a table [dma]");
       read_dma(*dma, read, source, profile.dma);
+    } else if (k == "ops") {
+      const toml::table* ops = node.as_table();
+      if (!ops) read.bad(node, k, "expected tables [ops.NAME]");
+      read_ops(*ops, read, source, profile.ops);
     } else {
       fail(
           "{}:{}: unknown key '{}' (known: name, capacity_bytes, alignment_bytes, layout, aligned_run, "
-          "unit_inner_merge, storage, constants, [dma])",
+          "unit_inner_merge, storage, constants, inputs, [dma], [ops.NAME])",
           source, key.source().begin.line, k);
     }
   }
@@ -181,21 +231,48 @@ DeviceProfile resolve_device(const std::string& name_or_path) {
   return load_device_profile_file(name_or_path);
 }
 
+std::string describe_profile(const DeviceProfile& p) {
+  return fmt::format("{} ({}): capacity {}, alignment {} B, {}, aligned run = {}{}, storage {}, constants {}{}", p.name,
+                     p.source, p.unlimited() ? std::string("unlimited") : fmt::format("{} B", p.capacity_bytes),
+                     p.alignment_bytes, to_string(p.layout), to_string(p.aligned_run),
+                     p.unit_inner_merge ? " (unit_inner_merge)" : "", p.storage ? dtype_name(*p.storage) : "model",
+                     to_string(p.constants), p.inputs == InputResidency::kExternal ? ", inputs external" : "");
+}
+
 std::string to_toml(const DeviceProfile& p) {
   std::string text = fmt::format(
       "name = \"{}\"\ncapacity_bytes = {}\nalignment_bytes = {}\nlayout = \"{}\"\naligned_run = \"{}\"\n"
-      "unit_inner_merge = {}\nstorage = \"{}\"\nconstants = \"{}\"\n\n[dma]\ngranularity_bytes = {}\n"
+      "unit_inner_merge = {}\nstorage = \"{}\"\nconstants = \"{}\"\ninputs = \"{}\"\n\n[dma]\ngranularity_bytes = {}\n"
       "setup_cycles = {}\nbytes_per_cycle = {}\nexternal_bytes = {}\ndouble_buffering = {}\n",
       p.name, p.capacity_bytes, p.alignment_bytes, to_string(p.layout), to_string(p.aligned_run), p.unit_inner_merge,
-      p.storage ? dtype_name(*p.storage) : "model", to_string(p.constants), p.dma.granularity_bytes, p.dma.setup_cycles,
-      p.dma.bytes_per_cycle, p.dma.external_bytes, p.dma.double_buffering);
+      p.storage ? dtype_name(*p.storage) : "model", to_string(p.constants), to_string(p.inputs),
+      p.dma.granularity_bytes, p.dma.setup_cycles, p.dma.bytes_per_cycle, p.dma.external_bytes, p.dma.double_buffering);
+  for (const auto& [op, rules] : p.ops) {
+    text += fmt::format("\n[ops.\"{}\"]\n", op);
+    if (rules.in_place_input >= 0) text += fmt::format("in_place_input = {}\n", rules.in_place_input);
+    if (rules.workspace_output_multiple > 0)
+      text += fmt::format("workspace = \"{}*output\"\n", rules.workspace_output_multiple);
+    else
+      text += fmt::format("workspace = {}\n", rules.workspace_bytes);
+  }
   return text;
 }
 
 std::string_view to_string(ActivationLayout layout) { return layout == ActivationLayout::kNHWC ? "NHWC" : "NCHW"; }
 std::string_view to_string(AlignedRun run) { return run == AlignedRun::kTensor ? "tensor" : "inner"; }
 std::string_view to_string(ConstantResidency residency) {
-  return residency == ConstantResidency::kResident ? "resident" : "just_in_time";
+  switch (residency) {
+    case ConstantResidency::kResident:
+      return "resident";
+    case ConstantResidency::kExternal:
+      return "external";
+    case ConstantResidency::kJustInTime:
+      break;
+  }
+  return "just_in_time";
+}
+std::string_view to_string(InputResidency residency) {
+  return residency == InputResidency::kExternal ? "external" : "arena";
 }
 
 }  // namespace memledger

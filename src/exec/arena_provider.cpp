@@ -66,7 +66,7 @@ ArenaBufferProvider::ArenaBufferProvider(const Graph& graph, const MemoryPlan& p
       buffer_of_workspace_[b.node] = static_cast<int>(i);
     else
       buffer_of_value_[b.value] = static_cast<int>(i);
-    if (b.category == BufferCategory::kConstant) constants_.push_back(static_cast<int>(i));
+    if (b.category == BufferCategory::kConstant && !b.external) constants_.push_back(static_cast<int>(i));
   }
   std::stable_sort(constants_.begin(), constants_.end(), [&](int a, int b) {
     return live.buffers[static_cast<size_t>(a)].first_step < live.buffers[static_cast<size_t>(b)].first_step;
@@ -201,6 +201,12 @@ std::span<std::byte> ArenaBufferProvider::value_buffer(ValueId value, int64_t by
     return heap_buffer(bytes);
   }
   const int buffer = it->second;
+  if (plan_.liveness.buffers[static_cast<size_t>(buffer)].external) {
+    // Outside the arena (an input in its own buffer): storage of its own, kept for the run.
+    auto& storage = external_[buffer];
+    if (static_cast<int64_t>(storage.size()) < bytes) storage.resize(static_cast<size_t>(bytes));
+    return {storage.data(), static_cast<size_t>(bytes)};
+  }
   const int64_t elements = element_bytes(v);
   const bool in_place = plan_.liveness.buffers[static_cast<size_t>(buffer)].alias_of.has_value();
   auto span = hand_out(buffer, bytes, elements, !in_place);

@@ -50,8 +50,7 @@ struct SplitMix {
 std::string unsupported_reason(const Graph& graph, NodeId id) {
   const Node& node = graph.node(id);
   const exec::Kernel* kernel = exec::find_kernel(node);
-  if (!kernel)
-    return fmt::format("operator {}{} is not supported", node.domain.empty() ? "" : node.domain + ".", node.op);
+  if (!kernel) return fmt::format("operator {} has no kernel: memledger can plan it but not run it", op_name(node));
   for (const auto& list : {node.inputs, node.outputs})
     for (ValueId v : list)
       if (v.valid())
@@ -122,7 +121,7 @@ std::vector<Tensor> run_graph(const Graph& graph, const std::vector<Tensor>& inp
     const NodeId id = order[step];
     const Node& node = graph.node(id);
     const exec::Kernel& kernel = *exec::find_kernel(node);
-    const KernelContract contract = kernel.contract(graph, node, host_profile());
+    const KernelContract contract = op_contract(graph, id, host_profile());
 
     exec::KernelContext ctx{.graph = graph, .node = node, .inputs = {}, .outputs = {}, .workspace = {}};
     for (ValueId v : node.inputs) {

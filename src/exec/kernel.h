@@ -1,7 +1,7 @@
-// The kernel table: for every operator the interpreter runs, one entry stating what the
-// kernel needs (check), what it promises (contract: workspace bytes and overwritable
-// inputs, DESIGN.md §4.4) and how it computes (run). The contract sits next to the kernel
-// that keeps it, so the planner's figures and the kernel's behaviour cannot drift apart.
+// The kernel table: for every operator the interpreter runs, what the kernel needs (check)
+// and how it computes (run). What it promises — workspace bytes and overwritable inputs
+// (DESIGN.md §4.4) — is the operator's record in the op table (ir/op_table.h), which the
+// planner reads without running anything; a kernel attaches to that record and keeps it.
 #pragma once
 
 #include <cstddef>
@@ -15,8 +15,8 @@
 #include "memledger/core/error.h"
 #include "memledger/core/tensor.h"
 #include "memledger/device/profile.h"
-#include "memledger/exec/kernel_contract.h"
 #include "memledger/ir/graph.h"
+#include "memledger/ir/op_table.h"
 
 namespace memledger::exec {
 
@@ -70,7 +70,6 @@ struct Kernel {
   // Why this node cannot run ("input 0 is int16"), or empty when it can. Called before
   // anything runs, so an unsupported node fails the run up front.
   std::function<std::string(const Graph&, const Node&)> check;
-  std::function<KernelContract(const Graph&, const Node&, const DeviceProfile&)> contract;
   std::function<void(KernelContext&)> run;
 };
 
@@ -87,17 +86,6 @@ void add_data_movement_kernels(KernelTable& table);
 void add_quantization_kernels(KernelTable& table);
 
 // ---- helpers shared by the kernel families ----
-
-// Contracts.
-KernelContract no_contract(const Graph&, const Node&, const DeviceProfile&);
-// The output may be written over any of the first `count` inputs that have its dtype and shape.
-KernelContract elementwise_contract(const Graph& graph, const Node& node, size_t count);
-// The output may take input 0's buffer when both are stored alike (a reshape-like copy).
-KernelContract same_bytes_contract(const Graph& graph, const Node& node, const DeviceProfile& profile);
-// Bytes of a workspace tensor of `shape` and `dtype` under `profile` (roles unknown).
-int64_t workspace_bytes(const DeviceProfile& profile, const Shape& shape, DType dtype);
-// Bytes of value `v` under `profile`, as the planner sizes its buffer.
-int64_t value_bytes(const DeviceProfile& profile, const Graph& graph, ValueId v);
 
 // Checks.
 std::string check_dtypes(const Graph& graph, const Node& node, size_t input, std::initializer_list<DType> allowed);

@@ -12,99 +12,10 @@
 
 #include "gemm.h"
 #include "kernel.h"
+#include "memledger/ir/window.h"
 
 namespace memledger::exec {
 namespace {
-
-constexpr int kMaxSpatial = 3;
-
-// The spatial arrangement of a Conv or pooling window, padded to three axes.
-struct Window {
-  int spatial = 0;  // the node's own number of spatial axes
-  int64_t in[kMaxSpatial], out[kMaxSpatial], k[kMaxSpatial], stride[kMaxSpatial], dilation[kMaxSpatial];
-  int64_t pad_begin[kMaxSpatial], pad_end[kMaxSpatial];
-
-  int64_t in_size() const { return in[0] * in[1] * in[2]; }
-  int64_t out_size() const { return out[0] * out[1] * out[2]; }
-  int64_t k_size() const { return k[0] * k[1] * k[2]; }
-  bool is_pointwise() const {
-    for (int a = 0; a < kMaxSpatial; ++a)
-      if (k[a] != 1 || stride[a] != 1 || pad_begin[a] != 0 || in[a] != out[a]) return false;
-    return true;
-  }
-};
-
-Window window(const Node& node, const Shape& x, const Shape& y, std::vector<int64_t> kernel) {
-  const int spatial = static_cast<int>(x.size()) - 2;
-  if (spatial < 1 || spatial > kMaxSpatial || y.size() != x.size())
-    fail("node {}: {} spatial axes (1 to 3 supported)", node.label(), spatial);
-  if (static_cast<int>(kernel.size()) != spatial) fail("node {}: kernel rank does not match the input", node.label());
-  auto attr = [&](const char* key, int64_t fallback, size_t count) {
-    std::vector<int64_t> v = node.ints_attr(key, std::vector<int64_t>(count, fallback));
-    if (v.size() != count)
-      fail("node {}: attribute '{}' has {} values, expected {}", node.label(), key, v.size(), count);
-    return v;
-  };
-  const auto strides = attr("strides", 1, spatial);
-  const auto dilations = attr("dilations", 1, spatial);
-  const auto pads = attr("pads", 0, 2 * spatial);
-  const std::string auto_pad = node.string_attr("auto_pad", "NOTSET");
-  Window w;
-  w.spatial = spatial;
-  const int shift = kMaxSpatial - spatial;
-  for (int a = 0; a < kMaxSpatial; ++a) {
-    w.in[a] = w.out[a] = w.k[a] = w.stride[a] = w.dilation[a] = 1;
-    w.pad_begin[a] = w.pad_end[a] = 0;
-  }
-  for (int i = 0; i < spatial; ++i) {
-    const int a = shift + i;
-    w.in[a] = x[2 + i];
-    w.out[a] = y[2 + i];
-    w.k[a] = kernel[i];
-    w.stride[a] = strides[i];
-    w.dilation[a] = dilations[i];
-    if (w.stride[a] < 1 || w.dilation[a] < 1 || w.k[a] < 1)
-      fail("node {}: strides, dilations and kernel extents must be positive", node.label());
-    if (auto_pad == "NOTSET") {
-      w.pad_begin[a] = pads[i];
-      w.pad_end[a] = pads[spatial + i];
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t total =
-          std::max<int64_t>(0, (w.out[a] - 1) * w.stride[a] + (w.k[a] - 1) * w.dilation[a] + 1 - w.in[a]);
-      w.pad_begin[a] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      w.pad_end[a] = total - w.pad_begin[a];
-    } else if (auto_pad != "VALID") {
-      fail("node {}: auto_pad '{}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", node.label(), auto_pad);
-    }
-  }
-  return w;
-}
-
-// The range of output positions o along one axis for which input o·s − p + kk·d is inside [0, n).
-void valid_range(int64_t n, int64_t out, int64_t s, int64_t p, int64_t offset, int64_t& lo, int64_t& hi) {
-  // o·s − p + offset ≥ 0  ⇔  o ≥ ceil((p − offset) / s)
-  const int64_t need = p - offset;
-  lo = need <= 0 ? 0 : (need + s - 1) / s;
-  // o·s − p + offset ≤ n − 1  ⇔  o ≤ floor((n − 1 + p − offset) / s)
-  const int64_t top = n - 1 + p - offset;
-  hi = top < 0 ? 0 : std::min(out, top / s + 1);
-  lo = std::min(lo, hi);
-}
-
-// The im2col block's budget: small enough not to set a model's peak (a stem Conv's input,
-// output and workspace are often the peak step), while every GEMM gets at least
-// kIm2colMinColumns columns so its register tiles stay full.
-constexpr int64_t kIm2colBlockBytes = int64_t{128} << 10;
-constexpr int64_t kIm2colMinColumns = 64;
-
-// Output rows ((od, oh) pairs, each of out[2] positions) per im2col block: at least one.
-int64_t im2col_block_rows(const Window& w, int64_t k) {
-  const int64_t rows = w.out[0] * w.out[1];
-  const int64_t row_bytes = k * w.out[2] * static_cast<int64_t>(sizeof(float));
-  const int64_t by_budget = kIm2colBlockBytes / std::max<int64_t>(row_bytes, 1);
-  const int64_t by_columns = (kIm2colMinColumns + w.out[2] - 1) / w.out[2];
-  return std::clamp<int64_t>(std::max(by_budget, by_columns), 1, rows);
-}
 
 // im2col for one image and group, output rows [row_begin, row_end):
 // col[(c, kd, kh, kw), (od, oh, ow)] with (od, oh) inside the block.
@@ -140,43 +51,6 @@ void im2col(const float* x, int64_t channels, const Window& w, int64_t row_begin
           }
         }
   }
-}
-
-struct ConvShape {
-  Window w;
-  int64_t batch, channels, maps, group, cg, mg;
-};
-
-ConvShape conv_shape(const Graph& g, const Node& node) {
-  const Shape& x = g.value(node.inputs.at(0)).shape;
-  const Shape& weights = g.value(node.inputs.at(1)).shape;
-  const Shape& y = g.value(node.outputs.at(0)).shape;
-  if (weights.size() != x.size())
-    fail("node {}: weights of rank {} for input of rank {}", node.label(), weights.size(), x.size());
-  ConvShape s{.w = window(node, x, y, std::vector<int64_t>(weights.begin() + 2, weights.end())),
-              .batch = x[0],
-              .channels = x[1],
-              .maps = weights[0],
-              .group = node.int_attr("group", 1),
-              .cg = weights[1],
-              .mg = 0};
-  if (s.group < 1 || s.channels != s.cg * s.group || s.maps % s.group != 0 || y[1] != s.maps)
-    fail("node {}: group {} does not fit {} input channels, weights {}", node.label(), s.group, s.channels,
-         shape_to_string(weights));
-  if (node.has_attr("kernel_shape") &&
-      node.ints_attr("kernel_shape") != std::vector<int64_t>(weights.begin() + 2, weights.end()))
-    fail("node {}: kernel_shape does not match the weights", node.label());
-  s.mg = s.maps / s.group;
-  return s;
-}
-
-bool conv_is_direct(const ConvShape& s) { return s.cg == 1 && s.group > 1; }
-
-int64_t conv_workspace(const Graph& g, const Node& node, const DeviceProfile& profile) {
-  const ConvShape s = conv_shape(g, node);
-  if (s.w.is_pointwise() || conv_is_direct(s)) return 0;
-  const int64_t k = s.cg * s.w.k_size();
-  return workspace_bytes(profile, {k, im2col_block_rows(s.w, k) * s.w.out[2]}, DType::kFloat32);
 }
 
 // One input channel per group: each output map is a sum of one input channel's taps.
@@ -229,7 +103,7 @@ void conv(KernelContext& ctx) {
   if (bias && ctx.in(2).elements() != s.maps)
     fail("node {}: bias has {} values for {} maps", ctx.node.label(), ctx.in(2).elements(), s.maps);
   float* y = ctx.out().as<float>();
-  if (conv_is_direct(s)) return conv_direct(s, x, wt, bias, y);
+  if (s.direct()) return conv_direct(s, x, wt, bias, y);
   const int64_t P = s.w.out_size(), K = s.cg * s.w.k_size();
   float* col = reinterpret_cast<float*>(ctx.workspace.data());
   for (int64_t n = 0; n < s.batch; ++n)
@@ -348,16 +222,10 @@ void add_conv_kernels(KernelTable& t) {
                                   [](const Graph& g, const Node& n) {
                                     return check_float_inputs(g, n, {0, 1, 2});
                                   },
-                              .contract =
-                                  [](const Graph& g, const Node& n, const DeviceProfile& profile) {
-                                    return KernelContract{.workspace_bytes = conv_workspace(g, n, profile),
-                                                          .overwritable_inputs = {}};
-                                  },
                               .run = conv,
                           });
   t.emplace_back(":MaxPool", Kernel{
                                  .check = [](const Graph& g, const Node& n) { return check_pool(g, n, true); },
-                                 .contract = no_contract,
                                  .run =
                                      [](KernelContext& ctx) {
                                        switch (ctx.in(0).dtype) {
@@ -372,19 +240,16 @@ void add_conv_kernels(KernelTable& t) {
                              });
   t.emplace_back(":AveragePool", Kernel{
                                      .check = [](const Graph& g, const Node& n) { return check_pool(g, n, false); },
-                                     .contract = no_contract,
                                      .run = pool<float, false>,
                                  });
   t.emplace_back(":GlobalAveragePool",
                  Kernel{
                      .check = [](const Graph& g, const Node& n) { return check_float_inputs(g, n, {0}); },
-                     .contract = no_contract,
                      .run = global_pool<false>,
                  });
   t.emplace_back(":GlobalMaxPool",
                  Kernel{
                      .check = [](const Graph& g, const Node& n) { return check_float_inputs(g, n, {0}); },
-                     .contract = no_contract,
                      .run = global_pool<true>,
                  });
 }

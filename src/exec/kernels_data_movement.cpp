@@ -24,7 +24,7 @@ void copy_input(KernelContext& ctx) {
   if (y.data != x.data && bytes) std::memmove(y.data, x.data, bytes);
 }
 
-Kernel copy_kernel() { return Kernel{.check = any_dtype, .contract = same_bytes_contract, .run = copy_input}; }
+Kernel copy_kernel() { return Kernel{.check = any_dtype, .run = copy_input}; }
 
 void dropout(KernelContext& ctx) {
   if (ctx.has_input(2)) {
@@ -317,9 +317,9 @@ std::string check_cast(const Graph& g, const Node& n) {
 void add_data_movement_kernels(KernelTable& t) {
   for (const char* op : {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"})
     t.emplace_back(std::string(":") + op, copy_kernel());
-  t.emplace_back(":Dropout", Kernel{.check = check_dropout, .contract = same_bytes_contract, .run = dropout});
+  t.emplace_back(":Dropout", Kernel{.check = check_dropout, .run = dropout});
   auto plain = [&](const char* op, void (*run)(KernelContext&)) {
-    t.emplace_back(std::string(":") + op, Kernel{.check = any_dtype, .contract = no_contract, .run = run});
+    t.emplace_back(std::string(":") + op, Kernel{.check = any_dtype, .run = run});
   };
   plain("Transpose", transpose);
   plain("Expand", expand);
@@ -332,7 +332,7 @@ void add_data_movement_kernels(KernelTable& t) {
   plain("Size", size_op);
   plain("Constant", constant);
   plain("ConstantOfShape", constant_of_shape);
-  t.emplace_back(":Cast", Kernel{.check = check_cast, .contract = no_contract, .run = cast});
+  t.emplace_back(":Cast", Kernel{.check = check_cast, .run = cast});
 }
 
 }  // namespace memledger::exec

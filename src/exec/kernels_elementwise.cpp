@@ -23,7 +23,6 @@ template <typename Make>
 Kernel unary_float(Make make) {
   return Kernel{
       .check = [](const Graph& g, const Node& n) { return check_float_inputs(g, n, {0}); },
-      .contract = [](const Graph& g, const Node& n, const DeviceProfile&) { return elementwise_contract(g, n, 1); },
       .run =
           [make](KernelContext& ctx) {
             const auto f = make(ctx.node);
@@ -151,7 +150,6 @@ template <typename Op>
 Kernel binary_kernel(Op op) {
   return Kernel{
       .check = [](const Graph& g, const Node& n) { return check_same_arithmetic(g, n, 2); },
-      .contract = [](const Graph& g, const Node& n, const DeviceProfile&) { return elementwise_contract(g, n, 2); },
       .run =
           [op](KernelContext& ctx) {
             with_arithmetic_type(ctx.in(0).dtype, [&](auto tag) {
@@ -168,8 +166,6 @@ template <typename Op>
 Kernel variadic_kernel(Op op, bool mean) {
   return Kernel{
       .check = [](const Graph& g, const Node& n) { return check_same_arithmetic(g, n, n.inputs.size()); },
-      .contract = [](const Graph& g, const Node& n,
-                     const DeviceProfile&) { return elementwise_contract(g, n, n.inputs.size() == 2 ? 2 : 1); },
       .run =
           [op, mean](KernelContext& ctx) {
             with_arithmetic_type(ctx.in(0).dtype, [&](auto tag) {
@@ -206,7 +202,6 @@ Kernel pow_kernel() {
             if (!ok_base || !ok_exp) return fmt::format("Pow of {} by {}", dtype_name(base), dtype_name(exponent));
             return std::string();
           },
-      .contract = [](const Graph& g, const Node& n, const DeviceProfile&) { return elementwise_contract(g, n, 1); },
       .run =
           [](KernelContext& ctx) {
             const InputView& a = ctx.in(0);
@@ -289,15 +284,13 @@ void affine(KernelContext& ctx) {
 void add_elementwise_kernels(KernelTable& t) {
   add_unary(t);
   t.emplace_back(
-      ":Clip",
-      Kernel{
-          .check = [](const Graph& g, const Node& n) { return check_same_arithmetic(g, n, n.inputs.size()); },
-          .contract = [](const Graph& g, const Node& n, const DeviceProfile&) { return elementwise_contract(g, n, 1); },
-          .run =
-              [](KernelContext& ctx) {
-                with_arithmetic_type(ctx.in(0).dtype, [&](auto tag) { clip<decltype(tag)>(ctx); });
-              },
-      });
+      ":Clip", Kernel{
+                   .check = [](const Graph& g, const Node& n) { return check_same_arithmetic(g, n, n.inputs.size()); },
+                   .run =
+                       [](KernelContext& ctx) {
+                         with_arithmetic_type(ctx.in(0).dtype, [&](auto tag) { clip<decltype(tag)>(ctx); });
+                       },
+               });
   t.emplace_back(":Add", binary_kernel([](auto a, auto b) { return static_cast<decltype(a)>(a + b); }));
   t.emplace_back(":Sub", binary_kernel([](auto a, auto b) { return static_cast<decltype(a)>(a - b); }));
   t.emplace_back(":Mul", binary_kernel([](auto a, auto b) { return static_cast<decltype(a)>(a * b); }));
@@ -321,15 +314,6 @@ void add_elementwise_kernels(KernelTable& t) {
                      .check =
                          [](const Graph& g, const Node& n) {
                            return check_float_inputs(g, n, {0, 1, 2});
-                         },
-                     .contract =
-                         [](const Graph& g, const Node& n, const DeviceProfile& profile) {
-                           if (affine_rule(n) == AffineRule::kHistorical) {
-                             // The seed's kernel: a workspace exactly as big as the output.
-                             return KernelContract{.workspace_bytes = value_bytes(profile, g, n.outputs.at(0)),
-                                                   .overwritable_inputs = {}};
-                           }
-                           return elementwise_contract(g, n, 1);
                          },
                      .run = affine,
                  });

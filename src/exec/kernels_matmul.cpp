@@ -77,7 +77,6 @@ void add_matmul_kernels(KernelTable& t) {
                                   [](const Graph& g, const Node& n) {
                                     return check_float_inputs(g, n, {0, 1, 2});
                                   },
-                              .contract = no_contract,
                               .run = gemm_op,
                           });
   t.emplace_back(":MatMul", Kernel{
@@ -85,7 +84,6 @@ void add_matmul_kernels(KernelTable& t) {
                                     [](const Graph& g, const Node& n) {
                                       return check_float_inputs(g, n, {0, 1});
                                     },
-                                .contract = no_contract,
                                 .run = matmul,
                             });
 }

@@ -168,12 +168,9 @@ void reduce(KernelContext& ctx) {
   }
 }
 
-Kernel float_kernel(std::function<void(KernelContext&)> run, bool in_place) {
+Kernel float_kernel(std::function<void(KernelContext&)> run) {
   return Kernel{
       .check = [](const Graph& g, const Node& n) { return check_float_inputs(g, n, {0}); },
-      .contract = [in_place](
-                      const Graph& g, const Node& n,
-                      const DeviceProfile&) { return in_place ? elementwise_contract(g, n, 1) : KernelContract{}; },
       .run = std::move(run),
   };
 }
@@ -181,9 +178,9 @@ Kernel float_kernel(std::function<void(KernelContext&)> run, bool in_place) {
 }  // namespace
 
 void add_normalization_kernels(KernelTable& t) {
-  t.emplace_back(":Softmax", float_kernel(softmax<false>, true));
-  t.emplace_back(":LogSoftmax", float_kernel(softmax<true>, true));
-  Kernel bn = float_kernel(batch_norm, true);
+  t.emplace_back(":Softmax", float_kernel(softmax<false>));
+  t.emplace_back(":LogSoftmax", float_kernel(softmax<true>));
+  Kernel bn = float_kernel(batch_norm);
   bn.check = [](const Graph& g, const Node& n) -> std::string {
     if (n.int_attr("training_mode", 0) != 0) return "training_mode";
     for (size_t i = 1; i < n.outputs.size(); ++i)
@@ -192,13 +189,13 @@ void add_normalization_kernels(KernelTable& t) {
     return check_float_inputs(g, n, {0, 1, 2, 3, 4});
   };
   t.emplace_back(":BatchNormalization", std::move(bn));
-  Kernel ln = float_kernel(layer_norm, true);
+  Kernel ln = float_kernel(layer_norm);
   ln.check = [](const Graph& g, const Node& n) { return check_float_inputs(g, n, {0, 1, 2}); };
   t.emplace_back(":LayerNormalization", std::move(ln));
-  t.emplace_back(":ReduceMean", float_kernel(reduce<Reduce::kMean>, false));
-  t.emplace_back(":ReduceSum", float_kernel(reduce<Reduce::kSum>, false));
-  t.emplace_back(":ReduceMax", float_kernel(reduce<Reduce::kMax>, false));
-  t.emplace_back(":ReduceMin", float_kernel(reduce<Reduce::kMin>, false));
+  t.emplace_back(":ReduceMean", float_kernel(reduce<Reduce::kMean>));
+  t.emplace_back(":ReduceSum", float_kernel(reduce<Reduce::kSum>));
+  t.emplace_back(":ReduceMax", float_kernel(reduce<Reduce::kMax>));
+  t.emplace_back(":ReduceMin", float_kernel(reduce<Reduce::kMin>));
 }
 
 }  // namespace memledger::exec

@@ -84,7 +84,6 @@ void add_quantization_kernels(KernelTable& t) {
                                               if (auto why = check_float_inputs(g, n, {0, 1}); !why.empty()) return why;
                                               return check_dtypes(g, n, 2, {DType::kInt8, DType::kUInt8});
                                             },
-                                        .contract = no_contract,
                                         .run =
                                             [](KernelContext& ctx) {
                                               if (ctx.out().dtype == DType::kInt8) return quantize<int8_t>(ctx);
@@ -102,7 +101,6 @@ void add_quantization_kernels(KernelTable& t) {
                   return why;
                 return check_float_inputs(g, n, {1});
               },
-          .contract = no_contract,
           .run =
               [](KernelContext& ctx) {
                 switch (ctx.in(0).dtype) {

@@ -1,64 +1,15 @@
 #include "memledger/ir/axis_roles.h"
 
-#include <set>
+#include <algorithm>
 #include <string>
 
-#include "memledger/ir/affine.h"
+#include "memledger/ir/op_table.h"
 
 namespace memledger {
 namespace {
 
 using R = AxisRole;
-
-// Operators whose first input and first output are activations in N,C,spatial order.
-bool is_channel_first_op(const Node& n) {
-  static const std::set<std::string> ops{"Conv",
-                                         "ConvTranspose",
-                                         "ConvInteger",
-                                         "QLinearConv",
-                                         "MaxPool",
-                                         "AveragePool",
-                                         "LpPool",
-                                         "GlobalAveragePool",
-                                         "GlobalMaxPool",
-                                         "GlobalLpPool",
-                                         "MaxUnpool",
-                                         "BatchNormalization",
-                                         "InstanceNormalization",
-                                         "LRN",
-                                         "MeanVarianceNormalization",
-                                         "DepthToSpace",
-                                         "SpaceToDepth",
-                                         "MaxRoiPool",
-                                         "RoiAlign",
-                                         "DeformConv"};
-  return n.domain.empty() && ops.count(n.op) != 0;
-}
-
-// Operators whose output axis i is the same axis as input axis i of every operand of the
-// output's rank (operands of lower rank align on the right, as ONNX broadcasting does).
-// Extents may change (Pad, Slice, Resize, Concat) but what each axis means does not.
-bool keeps_axes(const Node& n) {
-  static const std::set<std::string> ops{
-      // elementwise, unary
-      "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Cast", "CastLike", "Ceil", "Celu", "Clip", "Cos",
-      "Cosh", "Dropout", "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid", "HardSwish", "Identity", "IsInf", "IsNaN",
-      "LeakyRelu", "Log", "Mish", "Neg", "Not", "Reciprocal", "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign",
-      "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu",
-      // elementwise, broadcasting
-      "Add", "And", "BitShift", "Div", "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Max", "Mean",
-      "Min", "Mod", "Mul", "Or", "Pow", "PRelu", "Sub", "Sum", "Where", "Xor",
-      // quantization (the data operand; scales broadcast or are per-axis)
-      "QuantizeLinear", "DequantizeLinear",
-      // axis-preserving with changing extents or along one axis
-      "Concat", "Expand", "LogSoftmax", "Softmax", "Hardmax", "LayerNormalization", "Pad", "Resize", "Slice", "Split",
-      "Tile", "Upsample", "CumSum", "ReverseSequence", "TopK"};
-  return (n.domain.empty() && ops.count(n.op) != 0) || is_affine(n);
-}
-
-bool is_reduction(const Node& n) {
-  return n.domain.empty() && (n.op.rfind("Reduce", 0) == 0 || n.op == "ArgMax" || n.op == "ArgMin");
-}
+using R2 = RoleRule;
 
 AxisRoles channel_first_roles(size_t rank) {
   switch (rank) {
@@ -118,57 +69,47 @@ class Propagator {
   void visit(const Node& n) {
     // Omitted data inputs or outputs state nothing (the checker refuses most of them).
     if (n.outputs.empty() || n.inputs.empty() || !n.inputs[0].valid()) return;
+    const OpRecord* record = find_op(n, g_.opset);
+    if (!record) return;
     const ValueId out = n.outputs[0];
-    if (is_channel_first_op(n)) {
-      state(n.inputs.at(0), channel_first_roles(g_.value(n.inputs[0]).shape.size()));
-      state(out, channel_first_roles(g_.value(out).shape.size()));
-      per_channel_parameters(n);
-      conv_weights(n);
-      return;
+    const size_t data_inputs =
+        record->data_inputs < 0 ? n.inputs.size() : std::min(n.inputs.size(), static_cast<size_t>(record->data_inputs));
+    switch (record->roles) {
+      case R2::kNone:
+        return;
+      case R2::kChannelFirst:
+        state(n.inputs.at(0), channel_first_roles(g_.value(n.inputs[0]).shape.size()));
+        state(out, channel_first_roles(g_.value(out).shape.size()));
+        per_channel_parameters(n, *record);
+        conv_weights(n, *record);
+        return;
+      case R2::kQuantize:
+        per_axis_quantization(n);
+        [[fallthrough]];
+      case R2::kElementwise:
+      case R2::kBroadcastTo:
+        for (size_t i = 0; i < data_inputs; ++i)
+          for (ValueId o : n.outputs) align(n.inputs[i], o);
+        return;
+      case R2::kSameAxes:
+        for (size_t i = 0; i < data_inputs; ++i)
+          for (ValueId o : n.outputs) same_axes(n.inputs[i], o);
+        return;
+      case R2::kTranspose:
+        transpose(n);
+        return;
+      case R2::kReduction:
+        if (n.int_attr("keepdims", 1) == 1) same_axes(n.inputs[0], out);
+        return;
     }
-    if (n.domain.empty() && (n.op == "QuantizeLinear" || n.op == "DequantizeLinear")) per_axis_quantization(n);
-    if (keeps_axes(n)) {
-      const bool extents_may_differ = n.op == "Concat" || n.op == "Pad" || n.op == "Resize" || n.op == "Slice" ||
-                                      n.op == "Tile" || n.op == "Upsample" || n.op == "Split" || n.op == "TopK" ||
-                                      n.op == "Expand";
-      const size_t data_inputs = data_operand_count(n);
-      for (size_t i = 0; i < std::min(data_inputs, n.inputs.size()); ++i)
-        for (ValueId o : n.outputs) {
-          if (extents_may_differ && n.op != "Expand")
-            same_axes(n.inputs[i], o);
-          else
-            align(n.inputs[i], o);
-        }
-      return;
-    }
-    if (n.domain.empty() && n.op == "Transpose") {
-      transpose(n);
-      return;
-    }
-    if (is_reduction(n) && n.int_attr("keepdims", 1) == 1) same_axes(n.inputs[0], out);
   }
 
  private:
-  // How many leading inputs are tensors that share the output's axes (the rest are
-  // shapes, indices, scales given as separate inputs).
-  static size_t data_operand_count(const Node& n) {
-    if (n.op == "Pad" || n.op == "Resize" || n.op == "Slice" || n.op == "Tile" || n.op == "Upsample" ||
-        n.op == "Split" || n.op == "TopK" || n.op == "Expand" || n.op == "Clip" || n.op == "Dropout" ||
-        n.op == "CumSum" || n.op == "ReverseSequence" || n.op == "QuantizeLinear" || n.op == "DequantizeLinear" ||
-        n.op == "LayerNormalization")
-      return 1;
-    if (n.op == "Where") return 3;
-    return n.inputs.size();
-  }
-
   // [C] parameters of channel-first operators: Conv bias, BatchNormalization's scale, bias,
   // mean and variance, InstanceNormalization's scale and bias.
-  void per_channel_parameters(const Node& n) {
-    size_t first = 0;
-    if (n.op == "Conv" || n.op == "ConvTranspose") first = 2;
-    if (n.op == "BatchNormalization" || n.op == "InstanceNormalization") first = 1;
-    if (first == 0) return;
-    for (size_t i = first; i < n.inputs.size(); ++i)
+  void per_channel_parameters(const Node& n, const OpRecord& record) {
+    if (record.channel_parameters_from < 0) return;
+    for (size_t i = static_cast<size_t>(record.channel_parameters_from); i < n.inputs.size(); ++i)
       if (n.inputs[i].valid() && g_.value(n.inputs[i]).shape.size() == 1) state(n.inputs[i], {R::kC});
   }
 
@@ -177,11 +118,10 @@ class Propagator {
   // as TFLite does). A depthwise Conv (one input channel per group) sums over no channel
   // axis; its channel is the map axis, so NHWC stores it 1,kH,kW,M. ConvTranspose
   // ([C, M/g, k...]) is left without roles.
-  void conv_weights(const Node& n) {
-    size_t input = 0;
-    if (n.op == "Conv" || n.op == "ConvInteger") input = 1;
-    if (n.op == "QLinearConv") input = 3;
-    if (input == 0 || n.inputs.size() <= input || !n.inputs[input].valid()) return;
+  void conv_weights(const Node& n, const OpRecord& record) {
+    if (record.weight_input < 0 || record.weights_transposed) return;
+    const auto input = static_cast<size_t>(record.weight_input);
+    if (n.inputs.size() <= input || !n.inputs[input].valid()) return;
     const Value& w = g_.value(n.inputs[input]);
     const size_t rank = w.shape.size();
     if (rank < 3 || rank > 5) return;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "memledger/ir/op_table.h"
 #include "memledger/lint/lint.h"
 
 namespace memledger {
@@ -42,7 +43,7 @@ std::vector<Diagnostic> lint_ambiguous_broadcast_axis(const Graph& g) {
   std::vector<Diagnostic> found;
   for (NodeId id : g.order()) {
     const Node& node = g.node(id);
-    if (!is_broadcasting_op(node) || node.outputs.empty()) continue;
+    if (!broadcasts(node) || node.outputs.empty()) continue;
     const Value& out = g.value(node.outputs[0]);
     // The tensor: an operand of the output's shape that is not itself a constant.
     const Value* tensor = nullptr;

@@ -17,6 +17,7 @@
 #include "memledger/core/input_file.h"
 #include "memledger/ir/affine.h"
 #include "memledger/ir/axis_roles.h"
+#include "memledger/ir/op_table.h"
 #include "memledger/ir/verifier.h"
 #include "onnx/dimension_denotation.h"
 #include "onnx/fold_shapes.h"
@@ -461,7 +462,7 @@ void add_input_shape(ImportOptions& options, const std::string& text) {
 }
 
 bool is_known_operator(const Node& node, int64_t opset) {
-  if (node.domain == kMemledgerDomain) return node.op == kAffineOp;
+  if (node.domain == kMemledgerDomain) return find_op(node) != nullptr;
   if (is_default_domain(node.domain)) return onnx::OpSchemaRegistry::Schema(node.op, static_cast<int>(opset), "");
   // Other domains ONNX defines (ai.onnx.ml, ai.onnx.preview.training): the IR does not keep
   // their opset, so ask at their newest version.

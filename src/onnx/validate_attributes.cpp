@@ -6,12 +6,12 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "memledger/core/checked.h"
 #include "memledger/core/error.h"
 #include "memledger/core/text.h"
+#include "memledger/ir/op_table.h"
 
 namespace memledger::onnx_io {
 namespace {
@@ -97,11 +97,8 @@ class Constants {
 // Conv input crashed it): where the file states the ranks, they are checked first.
 void check_window(const GraphProto& graph, const NodeProto& node, const std::string& where,
                   const std::unordered_map<std::string, int>& rank) {
-  static const std::unordered_set<std::string> convolutions{"Conv", "ConvTranspose", "ConvInteger", "QLinearConv",
-                                                            "DeformConv"};
-  static const std::unordered_set<std::string> pools{"MaxPool", "AveragePool", "LpPool", "MaxRoiPool"};
-  const bool conv = convolutions.count(node.op_type()) != 0;
-  if (!conv && !pools.count(node.op_type())) return;
+  const OpRecord* record = find_op(node.domain(), node.op_type());
+  if (!record || record->window == WindowKind::kNone) return;
   (void)graph;
   for (const auto& a : node.attribute()) {
     const std::string& name = a.name();
@@ -125,7 +122,7 @@ void check_window(const GraphProto& graph, const NodeProto& node, const std::str
   if (x < 3)
     fail("node {}: input '{}' has rank {}; {} needs N, C and at least one spatial axis", where, node.input(0), x,
          node.op_type());
-  const int w = conv ? rank_of(node.op_type() == "QLinearConv" ? 3 : 1) : -1;
+  const int w = record->weight_input >= 0 ? rank_of(record->weight_input) : -1;
   if (w >= 0 && w != x) fail("node {}: weights of rank {} for an input of rank {}", where, w, x);
   for (const auto& a : node.attribute()) {
     const int spatial = x - 2;

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <set>
 #include <string_view>
 
 #include "memledger/ir/affine.h"
+#include "memledger/ir/op_table.h"
 
 namespace memledger::passes {
 
@@ -14,13 +14,6 @@ const Tensor* constant_of(const Graph& graph, ValueId id) {
   if (!id.valid()) return nullptr;
   const Value& v = graph.value(id);
   return v.constant ? &*v.constant : nullptr;
-}
-
-bool is_broadcasting_elementwise(const Node& node) {
-  static const std::set<std::string_view> kOps{"Add",  "Sub",   "Mul",   "Div",  "Pow",     "Max", "Min", "Sum",
-                                               "Mean", "Where", "Equal", "Less", "Greater", "And", "Or",  "Xor"};
-  if (is_affine(node)) return true;
-  return node.domain.empty() && kOps.count(node.op) != 0;
 }
 
 Shape broadcast_with(const Graph& graph, const Node& node, ValueId from, const Shape& to_shape) {
@@ -37,7 +30,7 @@ Shape broadcast_with(const Graph& graph, const Node& node, ValueId from, const S
 
 bool broadcast_allows(const Graph& graph, NodeId consumer, ValueId from, const Shape& to_shape) {
   const Node& n = graph.node(consumer);
-  if (!is_broadcasting_elementwise(n) || n.outputs.size() != 1) return false;
+  if (!broadcasts(n) || n.outputs.size() != 1) return false;
   // Affine's x (input 0) sets the output shape by contract; only parameters may shrink.
   if (is_affine(n) && n.inputs[0] == from) return false;
   try {

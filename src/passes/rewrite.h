@@ -15,11 +15,6 @@ namespace memledger::passes {
 // The constant data of `id`, or null when it is not a constant (or is invalid).
 const Tensor* constant_of(const Graph& graph, ValueId id);
 
-// Operators whose output is the multidirectional broadcast of their inputs (Add, Mul,
-// Where, Max, memledger.Affine, ...), so a smaller input that broadcasts to the same
-// output shape is read through a zero-stride view instead.
-bool is_broadcasting_elementwise(const Node& node);
-
 // The broadcast of `node`'s input shapes, with input `from` read as `to` (of `to_shape`).
 Shape broadcast_with(const Graph& graph, const Node& node, ValueId from, const Shape& to_shape);
 

@@ -62,7 +62,7 @@ Liveness compute_liveness(const Graph& graph, const DeviceProfile& profile, cons
 
   std::vector<int> buffer_of(graph.value_count(), -1);
   std::vector<int> storage_last;  // per buffer: the last step its storage is used, aliases included
-  auto add_value_buffer = [&](ValueId id, BufferCategory category, int first, int last) {
+  auto add_value_buffer = [&](ValueId id, BufferCategory category, int first, int last, bool external = false) {
     const Value& v = graph.value(id);
     const Layout layout = tensor_layout(profile, v.shape, v.dtype, v.roles);
     buffer_of[static_cast<size_t>(id.index)] = static_cast<int>(live.buffers.size());
@@ -72,7 +72,8 @@ Liveness compute_liveness(const Graph& graph, const DeviceProfile& profile, cons
                             .logical_bytes = layout.logical_bytes(),
                             .physical_bytes = layout.bytes(),
                             .first_step = first,
-                            .last_step = std::max(first, last)});
+                            .last_step = std::max(first, last),
+                            .external = external});
     storage_last.push_back(std::max(first, last));
     live.roots.push_back(static_cast<int>(live.buffers.size()) - 1);
   };
@@ -81,7 +82,8 @@ Liveness compute_liveness(const Graph& graph, const DeviceProfile& profile, cons
     return std::max(produced, last_use[static_cast<size_t>(id.index)]);
   };
 
-  for (ValueId in : graph.inputs()) add_value_buffer(in, BufferCategory::kInput, 0, last_of(in, 0));
+  const bool external_inputs = profile.inputs == InputResidency::kExternal;
+  for (ValueId in : graph.inputs()) add_value_buffer(in, BufferCategory::kInput, 0, last_of(in, 0), external_inputs);
   // Constants in order of first use, so the ledger reads in the order a device loads them.
   std::vector<ValueId> constants;
   for (size_t i = 0; i < graph.value_count(); ++i) {
@@ -91,17 +93,18 @@ Liveness compute_liveness(const Graph& graph, const DeviceProfile& profile, cons
   std::stable_sort(constants.begin(), constants.end(), [&](ValueId a, ValueId b) {
     return first_use[static_cast<size_t>(a.index)] < first_use[static_cast<size_t>(b.index)];
   });
+  const bool external_constants = profile.constants == ConstantResidency::kExternal;
   for (ValueId c : constants) {
     const bool resident = profile.constants == ConstantResidency::kResident || graph.is_graph_output(c);
     const int first = resident ? 0 : first_use[static_cast<size_t>(c.index)];
-    add_value_buffer(c, BufferCategory::kConstant, first,
-                     resident ? last_step : last_use[static_cast<size_t>(c.index)]);
+    add_value_buffer(c, BufferCategory::kConstant, first, resident ? last_step : last_use[static_cast<size_t>(c.index)],
+                     external_constants);
   }
 
   for (int step = 0; step < steps; ++step) {
     const NodeId n = live.schedule[static_cast<size_t>(step)];
     const Node& node = graph.node(n);
-    const KernelContract contract = kernel_contract(graph, n, profile);
+    const KernelContract contract = op_contract(graph, n, profile);
     live.contracts.push_back(contract);
     for (ValueId out : node.outputs) {
       const BufferCategory category =
@@ -127,7 +130,7 @@ Liveness compute_liveness(const Graph& graph, const DeviceProfile& profile, cons
       const ValueId in = node.inputs.at(static_cast<size_t>(input_index));
       const Value& v = graph.value(in);
       if (v.is_constant() || graph.is_graph_output(in)) continue;
-      if (graph.is_graph_input(in) && !options.donate_inputs) continue;
+      if (graph.is_graph_input(in) && (!options.donate_inputs || external_inputs)) continue;
       if (last_use[static_cast<size_t>(in.index)] != step) continue;  // a later reader still needs it
       const int root = live.storage_of(buffer_of[static_cast<size_t>(in.index)]);
       if (storage_last[static_cast<size_t>(root)] > step) continue;  // another alias of it lives on

@@ -17,7 +17,7 @@ MemoryPlan plan_memory(const Graph& graph, const DeviceProfile& profile, const P
   const auto intervals = plan.liveness.storage_intervals();
   for (size_t i = 0; i < plan.liveness.buffers.size(); ++i) {
     const LiveBuffer& b = plan.liveness.buffers[i];
-    if (b.alias_of) continue;
+    if (b.alias_of || b.external) continue;
     plan.problem.buffers.push_back({.id = b.name,
                                     .size = b.physical_bytes,
                                     .alignment = profile.alignment_bytes,
@@ -34,6 +34,8 @@ MemoryPlan plan_memory(const Graph& graph, const DeviceProfile& profile, const P
   ML_CHECK(!violation, "the {} placement is invalid: {}", solution.algorithm, violation.value_or(""));
 
   plan.offsets.assign(plan.liveness.buffers.size(), 0);
+  for (size_t i = 0; i < plan.liveness.buffers.size(); ++i)
+    if (plan.liveness.buffers[i].external) plan.offsets[i] = -1;
   for (size_t p = 0; p < plan.problem_buffer.size(); ++p)
     plan.offsets[static_cast<size_t>(plan.problem_buffer[p])] = solution.offsets[p];
   for (size_t i = 0; i < plan.liveness.buffers.size(); ++i)

@@ -241,7 +241,7 @@ int64_t arena_split(const MemoryPlan& plan, int64_t ymax) {
   int64_t lowest = ymax;
   for (size_t i = 0; i < plan.liveness.buffers.size(); ++i) {
     const LiveBuffer& b = plan.liveness.buffers[i];
-    if (!whole_program(plan, {b.first_step, b.last_step})) lowest = std::min(lowest, plan.offsets[i]);
+    if (!b.external && !whole_program(plan, {b.first_step, b.last_step})) lowest = std::min(lowest, plan.offsets[i]);
   }
   return 2 * lowest >= ymax && lowest < ymax ? lowest : 0;
 }
@@ -269,7 +269,7 @@ LiveStack live_stack(const MemoryPlan& plan) {
   const bool split = plan.liveness.steps() >= kMinStepsToSplit;
   for (size_t i = 0; i < plan.liveness.buffers.size(); ++i) {
     const LiveBuffer& b = plan.liveness.buffers[i];
-    if (b.alias_of) continue;
+    if (b.alias_of || b.external) continue;
     const size_t c = category_index(b.category);
     if (split && whole_program(plan, intervals[i])) {
       stack.resident[c] += b.physical_bytes;
@@ -295,8 +295,9 @@ int64_t live_split(const MemoryPlan& plan, int64_t ymax) {
 std::string buffer_tooltip(const ReportSubject& s, size_t i) {
   const LiveBuffer& b = s.plan.liveness.buffers[i];
   std::string text =
-      fmt::format("{} ({})\nlogical {} · physical {}\nsteps {}–{} · offset {}", b.name, to_string(b.category),
-                  exact(b.logical_bytes), exact(b.physical_bytes), b.first_step, b.last_step, s.plan.offsets[i]);
+      fmt::format("{} ({})\nlogical {} · physical {}\nsteps {}–{} · {}", b.name, to_string(b.category),
+                  exact(b.logical_bytes), exact(b.physical_bytes), b.first_step, b.last_step,
+                  b.external ? std::string("outside the arena") : fmt::format("offset {}", s.plan.offsets[i]));
   if (b.value.valid()) {
     const Value& v = s.graph.value(b.value);
     text += fmt::format("\n{} {}", dtype_name(v.dtype), shape_to_string(v.shape));
@@ -371,7 +372,7 @@ std::string arena_svg(const ReportSubject& s, const std::string& id, int64_t yma
   // Owners first, then the in-place aliases drawn over their root's storage.
   std::vector<size_t> order;
   for (size_t i = 0; i < plan.liveness.buffers.size(); ++i)
-    if (!plan.liveness.buffers[i].alias_of) order.push_back(i);
+    if (!plan.liveness.buffers[i].alias_of && !plan.liveness.buffers[i].external) order.push_back(i);
   for (size_t i = 0; i < plan.liveness.buffers.size(); ++i)
     if (plan.liveness.buffers[i].alias_of) order.push_back(i);
 
@@ -572,7 +573,12 @@ std::string figures_html(const ReportSubject& s) {
   const Ledger& l = plan.ledger;
   const std::string peak_node = l.timeline.empty() ? "" : l.timeline[static_cast<size_t>(l.peak_step)].node_name;
   std::string out = "<div class=\"figures\">";
-  out += figure("peak-live", l.peak_live_bytes, fmt::format("at step {} ({})", l.peak_step, peak_node));
+  out += figure("peak-live", l.peak_live_bytes,
+                fmt::format("at step {} ({}); {} the graph inputs", l.peak_step, peak_node,
+                            l.inputs_in_arena ? "counts" : "leaves out"));
+  out += figure(l.inputs_in_arena ? "peak-live without inputs" : "peak-live with inputs",
+                l.inputs_in_arena ? l.peak_live_without_inputs_bytes : l.peak_live_with_inputs_bytes,
+                l.inputs_in_arena ? "the graph inputs left out" : "the graph inputs (outside the arena) counted");
   out += figure("arena", plan.arena_bytes,
                 fmt::format("{}, {}{}", plan.algorithm, plan.optimal ? "optimal" : "not proven optimal",
                             plan.arena_bytes > l.peak_live_bytes
@@ -596,23 +602,29 @@ std::string figures_html(const ReportSubject& s) {
 
 std::string category_table(const MemoryPlan& plan) {
   const LiveStack stack = live_stack(plan);
-  std::string out =
+  // The "outside the arena" column only where some buffer is (external constants, inputs).
+  const bool external = plan.ledger.external_bytes > 0;
+  const auto external_cell = [&](int64_t bytes) { return external ? bytes_cell(bytes) : std::string(); };
+  std::string out = fmt::format(
       "<table class=\"ledger\"><thead><tr><th>category</th><th class=\"num\">buffers</th><th class=\"num\">logical"
-      "</th><th class=\"num\">physical</th><th class=\"num\">live at the peak</th></tr></thead><tbody>\n";
+      "</th><th class=\"num\">physical</th>{}<th class=\"num\">live at the peak</th></tr></thead><tbody>\n",
+      external ? "<th class=\"num\">outside the arena</th>" : "");
   for (size_t c = 0; c < kCategories.size(); ++c) {
     const auto it = plan.ledger.by_category.find(kCategories[c]);
     if (it == plan.ledger.by_category.end()) continue;
     const int64_t peak = live_at_peak(stack, c, plan.ledger.peak_step);
     out +=
-        fmt::format(R"(<tr data-category="{}"><td><i class="sw cat-{}"></i>{}</td><td class="num">{}</td>{}{}{}</tr>)"
+        fmt::format(R"(<tr data-category="{}"><td><i class="sw cat-{}"></i>{}</td><td class="num">{}</td>{}{}{}{}</tr>)"
                     "\n",
                     to_string(kCategories[c]), to_string(kCategories[c]), to_string(kCategories[c]), it->second.count,
-                    bytes_cell(it->second.logical_bytes), bytes_cell(it->second.physical_bytes), bytes_cell(peak));
+                    bytes_cell(it->second.logical_bytes), bytes_cell(it->second.physical_bytes),
+                    external_cell(it->second.external_bytes), bytes_cell(peak));
   }
-  out += fmt::format(R"(<tr class="total"><td>total</td><td class="num">{}</td>{}{}{}</tr>)"
+  out += fmt::format(R"(<tr class="total"><td>total</td><td class="num">{}</td>{}{}{}{}</tr>)"
                      "\n",
                      plan.liveness.buffers.size(), bytes_cell(plan.ledger.logical_bytes),
-                     bytes_cell(plan.ledger.physical_bytes), bytes_cell(plan.ledger.peak_live_bytes));
+                     bytes_cell(plan.ledger.physical_bytes), external_cell(plan.ledger.external_bytes),
+                     bytes_cell(plan.ledger.peak_live_bytes));
   return out + "</tbody></table>\n";
 }
 
@@ -673,17 +685,19 @@ std::string buffers_table(const ReportSubject& s) {
         R"(<td class="num">{}–{}</td><td class="num">{}</td><td class="name">{}</td></tr>)"
         "\n",
         escape(b.name), escape(b.name), to_string(b.category), to_string(b.category), escape(type),
-        bytes_cell(b.logical_bytes), bytes_cell(b.physical_bytes), b.first_step, b.last_step, plan.offsets[i],
+        bytes_cell(b.logical_bytes), bytes_cell(b.physical_bytes), b.first_step, b.last_step,
+        b.external ? std::string("external") : std::to_string(plan.offsets[i]),
         b.alias_of ? escape(plan.liveness.buffers[static_cast<size_t>(*b.alias_of)].name) : "");
   }
   return out + "</tbody></table>\n</details>\n";
 }
 
 std::string device_line(const DeviceProfile& p) {
-  return fmt::format("device <b>{}</b> · capacity {} · alignment {} B · {} activations · storage {} · constants {}",
-                     escape(p.name), p.capacity_bytes > 0 ? human_bytes(p.capacity_bytes) : "unlimited",
-                     p.alignment_bytes, to_string(p.layout), p.storage ? dtype_name(*p.storage) : "as in the model",
-                     to_string(p.constants));
+  return fmt::format(
+      "device <b>{}</b> · capacity {} · alignment {} B · {} activations · storage {} · constants {} · inputs {}",
+      escape(p.name), p.capacity_bytes > 0 ? human_bytes(p.capacity_bytes) : "unlimited", p.alignment_bytes,
+      to_string(p.layout), p.storage ? dtype_name(*p.storage) : "as in the model", to_string(p.constants),
+      to_string(p.inputs));
 }
 
 constexpr std::string_view kStyle = R"(

@@ -2,15 +2,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "memledger/sim/sim_report.h"
+
 namespace memledger {
 
 std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const DeviceProfile& profile,
-                             const std::string& model) {
+                             const std::string& model, const sim::SimReport* sim) {
   using nlohmann::json;
   json by_category = json::object();
   for (const auto& [category, t] : plan.ledger.by_category)
-    by_category[std::string(to_string(category))] = {
-        {"logical_bytes", t.logical_bytes}, {"physical_bytes", t.physical_bytes}, {"count", t.count}};
+    by_category[std::string(to_string(category))] = {{"logical_bytes", t.logical_bytes},
+                                                     {"physical_bytes", t.physical_bytes},
+                                                     {"external_bytes", t.external_bytes},
+                                                     {"count", t.count}};
 
   json buffers = json::array();
   for (size_t i = 0; i < plan.liveness.buffers.size(); ++i) {
@@ -22,7 +26,8 @@ std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const D
         {"physical_bytes", b.physical_bytes},
         {"first_step", b.first_step},
         {"last_step", b.last_step},
-        {"offset", plan.offsets[i]},
+        {"offset", b.external ? json() : json(plan.offsets[i])},
+        {"external", b.external},
         {"alias_of", b.alias_of ? json(plan.liveness.buffers[static_cast<size_t>(*b.alias_of)].name) : json()}};
     if (b.value.valid()) {
       const Value& v = graph.value(b.value);
@@ -40,27 +45,34 @@ std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const D
         {{"step", step.step}, {"node", step.node_name}, {"live_bytes", step.live_bytes}, {"live", live}});
   }
 
-  const json report = {{"schema_version", kReportSchemaVersion},
-                       {"model", model},
-                       {"device",
-                        {{"name", profile.name},
-                         {"capacity_bytes", profile.capacity_bytes},
-                         {"alignment_bytes", profile.alignment_bytes}}},
-                       {"ledger",
-                        {{"logical_bytes", plan.ledger.logical_bytes},
-                         {"physical_bytes", plan.ledger.physical_bytes},
-                         {"peak_live_bytes", plan.ledger.peak_live_bytes},
-                         {"peak_step", plan.ledger.peak_step},
-                         {"by_category", by_category}}},
-                       {"plan",
-                        {{"algorithm", plan.algorithm},
-                         {"arena_bytes", plan.arena_bytes},
-                         {"lower_bound_bytes", plan.lower_bound_bytes},
-                         {"fragmentation_bytes", plan.arena_bytes - plan.ledger.peak_live_bytes},
-                         {"optimal", plan.optimal},
-                         {"fits", plan.fits}}},
-                       {"buffers", buffers},
-                       {"timeline", timeline}};
+  json report = {{"schema_version", kReportSchemaVersion},
+                 {"model", model},
+                 {"device",
+                  {{"name", profile.name},
+                   {"capacity_bytes", profile.capacity_bytes},
+                   {"alignment_bytes", profile.alignment_bytes},
+                   {"constants", std::string(to_string(profile.constants))},
+                   {"inputs", std::string(to_string(profile.inputs))}}},
+                 {"ledger",
+                  {{"logical_bytes", plan.ledger.logical_bytes},
+                   {"physical_bytes", plan.ledger.physical_bytes},
+                   {"external_bytes", plan.ledger.external_bytes},
+                   {"peak_live_bytes", plan.ledger.peak_live_bytes},
+                   {"peak_live_counts_inputs", plan.ledger.inputs_in_arena},
+                   {"peak_live_with_inputs_bytes", plan.ledger.peak_live_with_inputs_bytes},
+                   {"peak_live_without_inputs_bytes", plan.ledger.peak_live_without_inputs_bytes},
+                   {"peak_step", plan.ledger.peak_step},
+                   {"by_category", by_category}}},
+                 {"plan",
+                  {{"algorithm", plan.algorithm},
+                   {"arena_bytes", plan.arena_bytes},
+                   {"lower_bound_bytes", plan.lower_bound_bytes},
+                   {"fragmentation_bytes", plan.arena_bytes - plan.ledger.peak_live_bytes},
+                   {"optimal", plan.optimal},
+                   {"fits", plan.fits}}},
+                 {"buffers", buffers},
+                 {"timeline", timeline}};
+  if (sim) report["sim"] = json::parse(sim::sim_report_json(*sim));
   return report.dump(2) + "\n";
 }
 

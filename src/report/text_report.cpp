@@ -50,7 +50,8 @@ std::map<BufferCategory, int64_t> live_at_peak(const MemoryPlan& plan) {
   const int peak = plan.ledger.peak_step;
   for (size_t i = 0; i < plan.liveness.buffers.size(); ++i) {
     const LiveBuffer& b = plan.liveness.buffers[i];
-    if (!b.alias_of && intervals[i].first <= peak && peak <= intervals[i].second) out[b.category] += b.physical_bytes;
+    if (!b.alias_of && !b.external && intervals[i].first <= peak && peak <= intervals[i].second)
+      out[b.category] += b.physical_bytes;
   }
   return out;
 }
@@ -71,17 +72,23 @@ std::string bar(int64_t value, int64_t full, int width) {
 
 std::string category_table(const MemoryPlan& plan) {
   const auto at_peak = live_at_peak(plan);
-  std::string out =
-      fmt::format("  {:<12} {:>6} {:>12} {:>12} {:>12}\n", "category", "count", "logical", "physical", "at the peak");
+  // The "external" column (bytes outside the arena) only where some buffer is.
+  const bool external = plan.ledger.external_bytes > 0;
+  auto row = [&](std::string_view name, size_t count, int64_t logical, int64_t physical, int64_t outside,
+                 int64_t peak) {
+    return fmt::format("  {:<12} {:>6} {:>12} {:>12} {}{:>12}\n", name, count, human_bytes(logical),
+                       human_bytes(physical), external ? fmt::format("{:>12} ", human_bytes(outside)) : "",
+                       human_bytes(peak));
+  };
+  std::string out = fmt::format("  {:<12} {:>6} {:>12} {:>12} {}{:>12}\n", "category", "count", "logical", "physical",
+                                external ? fmt::format("{:>12} ", "external") : "", "at the peak");
   for (const auto& [category, t] : plan.ledger.by_category) {
     const auto peak = at_peak.find(category);
-    out +=
-        fmt::format("  {:<12} {:>6} {:>12} {:>12} {:>12}\n", to_string(category), t.count, human_bytes(t.logical_bytes),
-                    human_bytes(t.physical_bytes), human_bytes(peak == at_peak.end() ? 0 : peak->second));
+    out += row(to_string(category), static_cast<size_t>(t.count), t.logical_bytes, t.physical_bytes, t.external_bytes,
+               peak == at_peak.end() ? 0 : peak->second);
   }
-  out += fmt::format("  {:<12} {:>6} {:>12} {:>12} {:>12}\n", "total", plan.liveness.buffers.size(),
-                     human_bytes(plan.ledger.logical_bytes), human_bytes(plan.ledger.physical_bytes),
-                     human_bytes(plan.ledger.peak_live_bytes));
+  out += row("total", plan.liveness.buffers.size(), plan.ledger.logical_bytes, plan.ledger.physical_bytes,
+             plan.ledger.external_bytes, plan.ledger.peak_live_bytes);
   return out;
 }
 
@@ -94,7 +101,8 @@ std::string buffer_table(const MemoryPlan& plan) {
     const auto& b = plan.liveness.buffers[i];
     out += trim_right(fmt::format("  {:<{}} {:<10} {:>12} {:>12} {:>9} {:>10}  {}", shorten(b.name, kNameWidth), width,
                                   to_string(b.category), human_bytes(b.logical_bytes), human_bytes(b.physical_bytes),
-                                  fmt::format("{}–{}", b.first_step, b.last_step), plan.offsets[i],
+                                  fmt::format("{}–{}", b.first_step, b.last_step),
+                                  b.external ? std::string("external") : std::to_string(plan.offsets[i]),
                                   shorten(alias_name(plan, b), kNameWidth)));
   }
   return out;
@@ -179,12 +187,20 @@ std::string plan_verdict(const MemoryPlan& plan) {
                      capacity, plan.fits ? "fits" : "DOES NOT FIT");
 }
 
+std::string peak_inputs_line(const Ledger& ledger) {
+  return fmt::format("peak-live {} the graph inputs ({}): {} ({} B) with them, {} ({} B) without",
+                     ledger.inputs_in_arena ? "counts" : "leaves out",
+                     ledger.inputs_in_arena ? "they are in the arena" : "they are outside the arena",
+                     human_bytes(ledger.peak_live_with_inputs_bytes), ledger.peak_live_with_inputs_bytes,
+                     human_bytes(ledger.peak_live_without_inputs_bytes), ledger.peak_live_without_inputs_bytes);
+}
+
 std::string text_report(const MemoryPlan& plan, const TextReportOptions& options) {
   std::string out = "Ledger\n" + category_table(plan);
   if (options.buffers) out += "\nBuffers\n" + buffer_table(plan);
   out += "\nLive at once\n" + timeline_text(plan, options.max_timeline_rows);
   out += "\nBiggest at the peak\n" + peak_contributors(plan, options.contributors);
-  out += "\n" + plan_verdict(plan) + "\n";
+  out += "\n" + plan_verdict(plan) + "\n" + peak_inputs_line(plan.ledger) + "\n";
   return out;
 }
 

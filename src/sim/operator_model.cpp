@@ -1,59 +1,13 @@
 #include "operator_model.h"
 
 #include <algorithm>
-#include <set>
 
 #include "memledger/core/checked.h"
 #include "memledger/core/error.h"
-#include "memledger/ir/affine.h"
+#include "memledger/ir/op_table.h"
 
 namespace memledger::sim {
 namespace {
-
-// Operators whose output element depends only on the same element of each (broadcast)
-// operand; the per-channel operands of BatchNormalization and per-axis QDQ included.
-const std::set<std::string, std::less<>>& elementwise_ops() {
-  static const std::set<std::string, std::less<>> ops{"Relu",
-                                                      "Sigmoid",
-                                                      "Tanh",
-                                                      "HardSigmoid",
-                                                      "HardSwish",
-                                                      "Clip",
-                                                      "Sqrt",
-                                                      "Erf",
-                                                      "Exp",
-                                                      "Log",
-                                                      "Neg",
-                                                      "Abs",
-                                                      "Reciprocal",
-                                                      "Floor",
-                                                      "Ceil",
-                                                      "LeakyRelu",
-                                                      "Elu",
-                                                      "Softplus",
-                                                      "Identity",
-                                                      "Dropout",
-                                                      "Add",
-                                                      "Sub",
-                                                      "Mul",
-                                                      "Div",
-                                                      "Pow",
-                                                      "Max",
-                                                      "Min",
-                                                      "PRelu",
-                                                      "Where",
-                                                      "Cast",
-                                                      "Gelu",
-                                                      "Mish",
-                                                      "BatchNormalization",
-                                                      "QuantizeLinear",
-                                                      "DequantizeLinear",
-                                                      "Sum",
-                                                      "Selu",
-                                                      "Round",
-                                                      "Sign"};
-  return ops;
-}
 
 std::string axis_name(const Value& v, size_t axis) {
   if (axis < v.roles.size() && v.roles[axis] != AxisRole::kOther)
@@ -144,8 +98,10 @@ std::optional<OperatorModel> elementwise_model(const Graph& g, const Node& node)
   OperatorModel m;
   m.model = "elementwise";
   output_grid(out, m);
-  const bool per_channel_params = node.op == "BatchNormalization";
-  const bool qdq = node.op == "QuantizeLinear" || node.op == "DequantizeLinear";
+  const OpRecord* record = find_op(node, g.opset);
+  const bool per_channel_params =
+      record && record->roles == RoleRule::kChannelFirst && record->channel_parameters_from >= 0;
+  const bool qdq = record && record->roles == RoleRule::kQuantize;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (!valid(node, i)) continue;
     const Value& v = g.value(node.inputs[i]);
@@ -279,7 +235,9 @@ std::optional<OperatorModel> global_pool_model(const Graph& g, const Node& node)
   const Value& x = g.value(node.inputs.at(0));
   const Value& out = g.value(node.outputs.at(0));
   if (x.shape.size() != 4 || out.shape.size() != 4 || out.shape[2] != 1 || out.shape[3] != 1) return std::nullopt;
-  if (node.op == "ReduceMean" && (node.ints_attr("axes") != std::vector<int64_t>{2, 3} || valid(node, 1)))
+  const OpRecord* record = find_op(node, g.opset);
+  if (record && record->roles == RoleRule::kReduction &&
+      (node.ints_attr("axes") != std::vector<int64_t>{2, 3} || valid(node, 1)))
     return std::nullopt;
   OperatorModel m;
   m.model = "global-pool";
@@ -375,23 +333,30 @@ Range map_range(const AxisMap& map, int64_t axis_extent, Range tile, int64_t gri
 
 OperatorModel model_operator(const Graph& g, const Node& node) {
   if (node.outputs.empty() || !node.outputs[0].valid()) return generic_model(g, node, "no output");
+  const OpRecord* record = find_op(node, g.opset);
+  if (!record) return generic_model(g, node, "no tile model for " + op_name(node));
   std::optional<OperatorModel> m;
-  const bool default_domain = node.domain.empty() || node.domain == "ai.onnx";
-  if (is_affine(node) || (default_domain && elementwise_ops().count(node.op))) {
-    m = elementwise_model(g, node);
-  } else if (default_domain && node.op == "Conv") {
-    m = conv_model(g, node);
-  } else if (default_domain && (node.op == "MaxPool" || node.op == "AveragePool" || node.op == "LpPool")) {
-    m = pool_model(g, node);
-  } else if (default_domain &&
-             (node.op == "GlobalAveragePool" || node.op == "GlobalMaxPool" || node.op == "ReduceMean")) {
-    m = global_pool_model(g, node);
-  } else if (default_domain && node.op == "Gemm") {
-    m = gemm_model(g, node);
-  } else if (default_domain && node.op == "MatMul") {
-    m = matmul_model(g, node);
-  } else {
-    return generic_model(g, node, "no tile model for " + node.op);
+  switch (record->tile) {
+    case TileModel::kElementwise:
+      m = elementwise_model(g, node);
+      break;
+    case TileModel::kConv:
+      m = conv_model(g, node);
+      break;
+    case TileModel::kPool:
+      m = pool_model(g, node);
+      break;
+    case TileModel::kGlobalPool:
+      m = global_pool_model(g, node);
+      break;
+    case TileModel::kGemm:
+      m = gemm_model(g, node);
+      break;
+    case TileModel::kMatMul:
+      m = matmul_model(g, node);
+      break;
+    case TileModel::kGeneric:
+      return generic_model(g, node, "no tile model for " + op_name(node));
   }
   if (!m) return generic_model(g, node, "shapes or attributes outside the " + node.op + " tile model");
   return *m;

@@ -7,7 +7,7 @@
 #include "memledger/core/checked.h"
 #include "memledger/core/error.h"
 #include "memledger/device/tensor_layout.h"
-#include "memledger/exec/kernel_contract.h"
+#include "memledger/ir/op_table.h"
 #include "memledger/plan/allocate/planner.h"
 #include "memledger/plan/allocate/validate.h"
 #include "memledger/plan/memory_plan.h"
@@ -65,9 +65,9 @@ class OperatorSimulator {
       operands_.push_back({&v, &use, tensor_layout(profile, v.shape, v.dtype, v.roles)});
     }
     try {
-      contract_ = kernel_contract(g, id, profile);
+      contract_ = op_contract(g, id, profile);
     } catch (const Error&) {
-      contract_note_ = "no kernel contract: no workspace and no in-place assumed";
+      contract_note_ = "operator not in the op table: no workspace and no in-place assumed";
     }
   }
 

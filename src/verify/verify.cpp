@@ -24,14 +24,22 @@ Verification verify_rewrite(const Graph& before, const Graph& after, const Verif
   const std::vector<Tensor> inputs = random_inputs(before, options.seed);
   const std::vector<Tensor> reference = run_graph(before, inputs);
   const std::vector<Tensor> actual = run_graph(after, inputs);
+  std::vector<std::string> names;
+  for (ValueId id : before.outputs()) names.push_back(before.value(id).name);
+  return compare_outputs(names, actual, reference, options.rtol);
+}
+
+Verification compare_outputs(const std::vector<std::string>& names, const std::vector<Tensor>& actual,
+                             const std::vector<Tensor>& reference, double rtol) {
+  if (names.size() != reference.size() || actual.size() != reference.size())
+    fail("comparison: {} outputs against {} reference outputs", actual.size(), reference.size());
   Verification v;
   for (size_t i = 0; i < reference.size(); ++i) {
     double max_ref = 0;
     for (int64_t k = 0; k < reference[i].elements(); ++k)
       max_ref = std::max(max_ref, std::abs(reference[i].element_as_double(k)));
-    const TensorDifference d = compare_tensors(actual[i], reference[i], options.rtol, options.rtol * max_ref);
-    OutputCheck check{
-        .name = before.value(before.outputs()[i]).name, .difference = d, .ok = d.same_shape && d.mismatches == 0};
+    const TensorDifference d = compare_tensors(actual[i], reference[i], rtol, rtol * max_ref);
+    OutputCheck check{.name = names[i], .difference = d, .ok = d.same_shape && d.mismatches == 0};
     v.ok = v.ok && check.ok;
     v.max_abs = std::max(v.max_abs, d.max_abs);
     v.max_rel = std::max(v.max_rel, d.max_rel);

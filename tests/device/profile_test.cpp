@@ -39,7 +39,26 @@ TEST(DeviceProfile, BuiltinsHaveTheDesignedRules) {
   EXPECT_EQ(host.layout, ActivationLayout::kNCHW);
   EXPECT_EQ(host.aligned_run, AlignedRun::kTensor);
   EXPECT_FALSE(host.storage.has_value());
-  EXPECT_NE(error_of([] { builtin_profile("nope"); }).find("teaching, host"), std::string::npos);
+  EXPECT_EQ(host.inputs, InputResidency::kArena);
+  EXPECT_NE(error_of([] { builtin_profile("nope"); }).find("teaching, host, mcu"), std::string::npos);
+  // The MCU of issue 13: 256 KiB, int8, NHWC, 4-byte alignment, weights and input outside.
+  const DeviceProfile mcu = builtin_profile("mcu");
+  EXPECT_EQ(mcu.capacity_bytes, 262144);
+  EXPECT_EQ(mcu.storage, DType::kInt8);
+  EXPECT_EQ(mcu.layout, ActivationLayout::kNHWC);
+  EXPECT_EQ(mcu.alignment_bytes, 4);
+  EXPECT_EQ(mcu.constants, ConstantResidency::kExternal);
+  EXPECT_EQ(mcu.inputs, InputResidency::kExternal);
+}
+
+TEST(DeviceProfile, ReadsExternalConstantsAndInputs) {
+  const DeviceProfile p = load_device_profile_file(MEMLEDGER_SOURCE_DIR "/tests/data/device/mcu_flash.toml");
+  EXPECT_EQ(p.name, "mcu320k");
+  EXPECT_EQ(p.capacity_bytes, 327680);
+  EXPECT_EQ(p.constants, ConstantResidency::kExternal);
+  EXPECT_EQ(p.inputs, InputResidency::kExternal);
+  EXPECT_NE(to_toml(p).find("constants = \"external\"\ninputs = \"external\""), std::string::npos);
+  EXPECT_EQ(parse_device_profile("name = \"x\"\ninputs = \"arena\"\n", "x.toml").inputs, InputResidency::kArena);
 }
 
 TEST(DeviceProfile, ReadsEveryFieldOfAFile) {
@@ -68,7 +87,14 @@ TEST(DeviceProfile, StrictValidationNamesKeyAndLine) {
   EXPECT_EQ(parse_error("name = \"x\"\ncapcity_bytes = 3\n"),
             "dev.toml:2: unknown key 'capcity_bytes' (known: name, "
             "capacity_bytes, alignment_bytes, layout, aligned_run, "
-            "unit_inner_merge, storage, constants, [dma])");
+            "unit_inner_merge, storage, constants, inputs, [dma], [ops.NAME])");
+  EXPECT_NE(parse_error("name = \"x\"\nconstants = \"flash\"\n")
+                .find("dev.toml:2: key 'constants': 'flash' is not one of: just_in_time, resident, external"),
+            std::string::npos);
+  EXPECT_NE(parse_error("name = \"x\"\ninputs = \"dma\"\n")
+                .find("dev.toml:2: key 'inputs': 'dma' is not one of: arena, external"),
+            std::string::npos);
+  EXPECT_NE(parse_error("name = \"x\"\ninputs = true\n").find("key 'inputs': expected a string"), std::string::npos);
   EXPECT_NE(parse_error("name = \"x\"\n\nalignment_bytes = \"16\"\n")
                 .find("dev.toml:3: key 'alignment_bytes': expected an integer, got a string"),
             std::string::npos);

@@ -11,8 +11,8 @@
 #include "memledger/core/error.h"
 #include "memledger/device/profile.h"
 #include "memledger/exec/interpreter.h"
-#include "memledger/exec/kernel_contract.h"
 #include "memledger/ir/affine.h"
+#include "memledger/ir/op_table.h"
 
 namespace memledger {
 namespace {
@@ -37,7 +37,7 @@ class TestProvider : public BufferProvider {
     if (in_place_ && value.producer.valid()) {
       const Node& node = g_.node(value.producer);
       if (node.outputs.size() == 1) {
-        for (int i : kernel_contract(g_, value.producer, builtin_profile("host")).overwritable_inputs) {
+        for (int i : op_contract(g_, value.producer, builtin_profile("host")).overwritable_inputs) {
           const ValueId in = node.inputs[i];
           auto it = live_.find(in);
           if (it == live_.end() || g_.consumers(in).size() != 1 || g_.is_graph_output(in)) continue;
@@ -153,10 +153,10 @@ TEST(Interpreter, HistoricalAffineComputesThroughItsWorkspace) {
   const Graph historical = small_network(AffineRule::kHistorical);
   const NodeId affine{0};
   const DeviceProfile host = builtin_profile("host");
-  EXPECT_EQ(kernel_contract(current, affine, host).workspace_bytes, 0);
-  EXPECT_EQ(kernel_contract(historical, affine, host).workspace_bytes, 4 * 144);  // the output's bytes
-  EXPECT_TRUE(kernel_contract(historical, affine, host).overwritable_inputs.empty());
-  EXPECT_EQ(kernel_contract(current, affine, host).overwritable_inputs, std::vector<int>{0});
+  EXPECT_EQ(op_contract(current, affine, host).workspace_bytes, 0);
+  EXPECT_EQ(op_contract(historical, affine, host).workspace_bytes, 4 * 144);  // the output's bytes
+  EXPECT_TRUE(op_contract(historical, affine, host).overwritable_inputs.empty());
+  EXPECT_EQ(op_contract(current, affine, host).overwritable_inputs, std::vector<int>{0});
   const std::vector<Tensor> inputs{filled({1, 4, 6, 6}, -1.0f, 0.03f)};
   TestProvider provider(historical, 0, false);
   const auto out = run_graph(historical, inputs, {.provider = &provider});
@@ -167,7 +167,7 @@ TEST(Interpreter, HistoricalAffineComputesThroughItsWorkspace) {
 TEST(Interpreter, ConvDeclaresItsIm2colWorkspaceAndUsesIt) {
   const Graph g = small_network(AffineRule::kCurrent);
   const NodeId conv{2};
-  EXPECT_EQ(kernel_contract(g, conv, builtin_profile("host")).workspace_bytes, 4 * 36 * 36);  // [C·kh·kw, H·W]
+  EXPECT_EQ(op_contract(g, conv, builtin_profile("host")).workspace_bytes, 4 * 36 * 36);  // [C·kh·kw, H·W]
   TestProvider provider(g, 0, false);
   run_graph(g, std::vector<Tensor>{filled({1, 4, 6, 6}, -1.0f, 0.03f)}, {.provider = &provider});
   EXPECT_EQ(provider.workspace_touched.at(2), 36 * 36);

@@ -222,7 +222,7 @@ void register_demo(CLI::App& app, int& /*exit_code*/) {
     if (!reports->compare_html_path.empty()) outputs.declare(reports->compare_html_path, "--compare-html");
     const DeviceProfile profile = resolve_device(*device);
     fmt::print("memledger demo: the teaching example (DESIGN.md §5)\n");
-    fmt::print("device: {}\n\n", describe_device(profile));
+    fmt::print("device: {}\n\n", describe_profile(profile));
     print_layout_story(profile);
     print_plan_story(profile);
     print_traffic_story(profile);

@@ -74,7 +74,7 @@ void run_optimize(const OptimizeArgs& args, int& exit_code) {
   const MemoryPlan after = plan_memory(result.graph, profile, {}, placement);
   const std::string before_json = plan_report_json(original, before, profile, args.model.path);
   const std::string after_json = plan_report_json(result.graph, after, profile, args.output);
-  fmt::print("device: {}\n{}", describe_device(profile), format_diff(diff_reports(before_json, after_json)));
+  fmt::print("device: {}\n{}", describe_profile(profile), format_diff(diff_reports(before_json, after_json)));
 
   // Everything is computed before the first file is written.
   const std::string model_bytes = export_onnx_bytes(result.graph);

@@ -2,7 +2,6 @@
 // contributors at the peak, the placement and whether it fits the device (exit 3 if not).
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "commands.h"
@@ -64,7 +63,7 @@ void run_plan(const PlanArgs& args, int& exit_code) {
 
   fmt::print("model: {} ({} nodes, {} buffers)\n", escape_for_terminal(args.model.path), graph.order().size(),
              plan.liveness.buffers.size());
-  fmt::print("device: {}\n\n", describe_device(profile));
+  fmt::print("device: {}\n\n", describe_profile(profile));
   fmt::print("{}", escape_for_terminal(text_report(plan, {.buffers = !args.brief}), true));
 
   std::optional<sim::SimReport> sim_report;
@@ -77,13 +76,8 @@ void run_plan(const PlanArgs& args, int& exit_code) {
   }
 
   if (!args.json_path.empty()) {
-    std::string json = plan_report_json(graph, plan, profile, args.model.path);
-    if (sim_report) {
-      auto report = nlohmann::json::parse(json);
-      report["sim"] = nlohmann::json::parse(sim::sim_report_json(*sim_report));
-      json = report.dump(2) + "\n";
-    }
-    outputs.stage(args.json_path, json);
+    outputs.stage(args.json_path,
+                  plan_report_json(graph, plan, profile, args.model.path, sim_report ? &*sim_report : nullptr));
   }
   if (!args.csv_path.empty()) outputs.stage(args.csv_path, plan_csv(plan));
   if (!args.html_path.empty()) outputs.stage(args.html_path, plan_report_html(graph, plan, profile, args.model.path));

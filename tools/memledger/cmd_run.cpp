@@ -24,6 +24,7 @@
 #include "memledger/exec/tensor_file.h"
 #include "memledger/onnx/import.h"
 #include "memledger/plan/memory_plan.h"
+#include "memledger/verify/verify.h"
 #include "model_options.h"
 #include "option_checks.h"
 
@@ -204,25 +205,12 @@ void run_command(const RunCommandOptions& o, int& exit_code) {
     const std::vector<Tensor> reference = timed_run(other, other_inputs, o.max_memory, other_ms);
     if (reference.size() != outputs.size())
       fail("--compare {}: {} outputs, {} has {}", o.compare, reference.size(), o.model.path, outputs.size());
-    fmt::print("compare with {} ({:.1f} ms), tolerance {:g} × max|output|:\n", o.compare, other_ms, o.tolerance);
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      const TensorDifference d = compare_tensors(outputs[i], reference[i], 0, 0);
-      const std::string name = escape_for_terminal(graph.value(graph.outputs()[i]).name);
-      if (!d.same_shape) {
-        fmt::print("  output '{}': dtype or shape differ ({} {} vs {} {})\n", name, dtype_name(outputs[i].dtype()),
-                   shape_to_string(outputs[i].shape()), dtype_name(reference[i].dtype()),
-                   shape_to_string(reference[i].shape()));
-        differs = true;
-        continue;
-      }
-      // NaN against a number (or a NaN difference) is a difference, never within tolerance.
-      const bool ok = d.nonfinite_mismatches == 0 && d.max_abs <= o.tolerance * d.max_ref;
-      differs |= !ok;
-      fmt::print("  output '{}': max|diff| {:.3g}, max rel {:.3g}, max|output| {:.3g}{}{}\n", name, d.max_abs,
-                 d.max_rel, d.max_ref,
-                 d.nonfinite_mismatches ? fmt::format(", {} NaN/inf on one side only", d.nonfinite_mismatches) : "",
-                 ok ? "" : "  EXCEEDS TOLERANCE");
-    }
+    fmt::print("compare with {} ({:.1f} ms), tolerance {:g}:\n", o.compare, other_ms, o.tolerance);
+    std::vector<std::string> names;
+    for (ValueId id : graph.outputs()) names.push_back(graph.value(id).name);
+    const Verification v = compare_outputs(names, outputs, reference, o.tolerance);
+    fmt::print("{}", escape_for_terminal(v.describe(), true));
+    differs = !v.ok;
   }
   if (differs) {
     exit_code = static_cast<int>(ExitCode::kVerificationFailed);
@@ -254,7 +242,8 @@ void register_run(CLI::App& app, int& exit_code) {
   command->add_option("--compare", options->compare, "run this model on the same inputs and compare the outputs");
   command
       ->add_option("--tolerance", options->tolerance,
-                   "with --compare: exit code 4 when max|diff| > tolerance × max|output of the other model|")
+                   "with --compare: exit code 4 when an element differs by more than tolerance × (max|other output| + "
+                   "|other element|)")
       ->check(finite_non_negative())
       ->capture_default_str();
   command

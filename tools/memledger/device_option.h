@@ -11,14 +11,11 @@ namespace memledger::cli {
 
 inline void add_device_option(CLI::App* command, std::string& device, const std::string& default_name) {
   device = default_name;
-  command->add_option("--device", device, "device profile: a built-in name (teaching, host) or a TOML file")
+  command->add_option("--device", device, "device profile: a built-in name (teaching, host, mcu) or a TOML file")
       ->capture_default_str();
 }
 
 // Protects the profile file `--device` names (not a built-in name) from being an output.
 void protect_device_file(OutputSet& outputs, const std::string& device);
-
-// One line naming the profile and its storage rules.
-std::string describe_device(const DeviceProfile& profile);
 
 }  // namespace memledger::cli

@@ -58,7 +58,9 @@ std::string_view to_string(ArenaViolation::Kind kind);
 //  - a workspace still all poison after its node ran is reported as untouched (a stale
 //    reservation).
 // Constants are read by kernels from the graph, but their bytes are copied into their
-// planned slot when they become live, so an overwritten constant is caught too.
+// planned slot when they become live, so an overwritten constant is caught too. Buffers the
+// plan keeps outside the arena (external constants and inputs) are not in it: an external
+// input gets storage of its own, external constants are read from the graph only.
 // Limits: a write that stores the very bytes already there is invisible, as with any
 // guard; the interpreter computes in the host layout (dense, row-major), so under another device profile the run proves
 // that the planned sizes and lifetimes suffice, not the device's byte order. A buffer the
@@ -119,6 +121,7 @@ class ArenaBufferProvider final : public BufferProvider {
   int step_ = -1;  // the node running (or about to), -1 while inputs are copied
   bool snapshot_taken_ = false;
   std::vector<std::unique_ptr<std::byte[]>> heap_;
+  std::unordered_map<int, std::vector<std::byte>> external_;  // buffers outside the arena
   std::vector<ArenaViolation> violations_;
   std::vector<std::string> untouched_;
 };

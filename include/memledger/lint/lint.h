@@ -23,10 +23,6 @@ struct Diagnostic {
 // rank ([1,C,1,1] says which axis it means).
 std::vector<Diagnostic> lint_ambiguous_broadcast_axis(const Graph& graph);
 
-// Operators whose operands broadcast against each other by ONNX's multidirectional rule
-// (Add, Mul, Where, ...; memledger's Affine).
-bool is_broadcasting_op(const Node& node);
-
 // Every lint, in a stable order.
 std::vector<Diagnostic> run_lints(const Graph& graph);
 

@@ -1,6 +1,12 @@
 // The memory ledger (DESIGN.md §4.2, P6, P8): per buffer and per category, logical and
 // physical bytes; the live-at-once timeline; peak-live, the lower bound of any placement;
 // and, once a placement exists, the arena and its fragmentation (arena − peak-live).
+//
+// Buffers held outside the arena (external constants and inputs) stay in every total and
+// category with their bytes, and are counted again in `external_bytes`; they take no part
+// in the timeline or peak-live. Peak-live is also given with and without the graph inputs
+// (MCUNetV2's figures leave the input image out): `peak_live_bytes` is the arena's own
+// figure, which counts the inputs exactly when they are in the arena.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +21,7 @@ namespace memledger {
 struct CategoryTotals {
   int64_t logical_bytes = 0;
   int64_t physical_bytes = 0;  // bytes the buffers own (an in-place alias owns none)
+  int64_t external_bytes = 0;  // of physical_bytes, those held outside the arena
   int count = 0;
 };
 
@@ -22,17 +29,24 @@ struct TimelineStep {
   int step = 0;
   NodeId node;
   std::string node_name;
-  int64_t live_bytes = 0;         // storage in use at this step, aliases counted once
-  std::vector<int> live_buffers;  // buffer indices live at this step, largest first
+  int64_t live_bytes = 0;         // arena storage in use at this step, aliases counted once
+  std::vector<int> live_buffers;  // buffer indices in the arena live at this step, largest first
 };
 
 struct Ledger {
   int64_t logical_bytes = 0;   // every buffer's values with no padding
   int64_t physical_bytes = 0;  // every buffer's bytes under the layout contract
+  int64_t external_bytes = 0;  // of physical_bytes, those held outside the arena
   std::map<BufferCategory, CategoryTotals> by_category;
   std::vector<TimelineStep> timeline;
-  int64_t peak_live_bytes = 0;
+  int64_t peak_live_bytes = 0;  // the arena's: external buffers not counted
   int peak_step = 0;
+  // The graph inputs are in the arena, so peak_live_bytes counts them.
+  bool inputs_in_arena = true;
+  // Peak-live of the arena's buffers plus every graph input (in the arena or not), and
+  // without any graph input; one of them equals peak_live_bytes.
+  int64_t peak_live_with_inputs_bytes = 0;
+  int64_t peak_live_without_inputs_bytes = 0;
 };
 
 Ledger make_ledger(const Graph& graph, const Liveness& liveness);

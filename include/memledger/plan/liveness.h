@@ -6,8 +6,13 @@
 //
 // In-place: a node's output takes an input's buffer only where the kernel's contract
 // allows it, that input has no reader after this step (a bypass branch forbids it), it is
-// not a constant, not a graph output, not a graph input unless inputs are donated, and the
-// output is no larger. Such an output is an alias: it owns no bytes of its own.
+// not a constant, not a graph output, not a graph input unless inputs are donated (and in
+// the arena), and the output is no larger. Such an output is an alias: it owns no bytes of
+// its own.
+//
+// External buffers: under `constants = "external"` constants stay in read-only memory
+// outside the arena, under `inputs = "external"` graph inputs stay in their own buffer;
+// they keep their entries (sizes, steps) but take no arena bytes.
 #pragma once
 
 #include <cstdint>
@@ -16,8 +21,8 @@
 #include <vector>
 
 #include "memledger/device/profile.h"
-#include "memledger/exec/kernel_contract.h"
 #include "memledger/ir/graph.h"
+#include "memledger/ir/op_table.h"
 
 namespace memledger {
 
@@ -43,6 +48,8 @@ struct LiveBuffer {
   int last_step = 0;   // inclusive
   // The buffer whose memory this one takes (in-place); it owns no bytes of its own.
   std::optional<int> alias_of;
+  // Held outside the arena (external constants or inputs): no arena bytes, no offset.
+  bool external = false;
 };
 
 struct Liveness {

@@ -1,6 +1,6 @@
 // The whole planning stage: liveness → ledger → placement of every owning buffer into one
 // arena, checked by the validator after every plan. Aliases (in-place outputs) share their
-// root's offset.
+// root's offset; external buffers (constants, inputs outside the arena) are not placed.
 #pragma once
 
 #include <functional>
@@ -22,7 +22,8 @@ struct PlacementOptions {
 struct MemoryPlan {
   Liveness liveness;
   Ledger ledger;
-  std::vector<int64_t> offsets;  // per buffer of `liveness`; an alias has its root's offset
+  // Per buffer of `liveness`; an alias has its root's offset, an external buffer -1.
+  std::vector<int64_t> offsets;
   int64_t arena_bytes = 0;
   int64_t lower_bound_bytes = 0;
   bool optimal = false;        // arena_bytes is proven minimal

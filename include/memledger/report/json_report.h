@@ -6,13 +6,15 @@
 
 #include "memledger/device/profile.h"
 #include "memledger/plan/memory_plan.h"
+#include "memledger/sim/simulate.h"
 
 namespace memledger {
 
 inline constexpr int kReportSchemaVersion = 1;
 
-// The report as JSON text (indented); `model` names the model file.
+// The report as JSON text (indented); `model` names the model file. With `sim`, the NPU
+// simulation's report is included under "sim".
 std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const DeviceProfile& profile,
-                             const std::string& model);
+                             const std::string& model, const sim::SimReport* sim = nullptr);
 
 }  // namespace memledger

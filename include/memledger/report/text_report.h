@@ -22,6 +22,8 @@ std::string timeline_text(const MemoryPlan& plan, int max_rows);
 std::string peak_contributors(const MemoryPlan& plan, int count);
 // One line: peak-live, arena, lower bound, optimality, capacity and the verdict.
 std::string plan_verdict(const MemoryPlan& plan);
+// One line: whether peak-live counts the graph inputs, and peak-live with and without them.
+std::string peak_inputs_line(const Ledger& ledger);
 std::string text_report(const MemoryPlan& plan, const TextReportOptions& options = {});
 
 }  // namespace memledger

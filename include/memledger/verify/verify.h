@@ -35,6 +35,12 @@ struct Verification {
   std::string describe() const;
 };
 
+// The one tolerance rule for outputs that should agree (optimize's verification, `run
+// --compare`, the conformance tests against onnxruntime): output i of `actual` against
+// `reference`, named `names[i]`. A NaN on one side only is a mismatch.
+Verification compare_outputs(const std::vector<std::string>& names, const std::vector<Tensor>& actual,
+                             const std::vector<Tensor>& reference, double rtol);
+
 // An Error when the two graphs' inputs or outputs do not correspond (count, dtype, shape).
 Verification verify_rewrite(const Graph& before, const Graph& after, const VerifyOptions& options = {});
 

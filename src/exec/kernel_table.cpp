@@ -1,12 +1,8 @@
-// The kernel table and the contract every kernel keeps (see kernel.h), plus the helpers
-// the kernel families share.
-#include "memledger/exec/kernel_contract.h"
-
+// The kernel table (see kernel.h), plus the helpers the kernel families share.
 #include <cstring>
 #include <map>
 
 #include "kernel.h"
-#include "memledger/device/tensor_layout.h"
 #include "strided.h"
 
 namespace memledger {
@@ -24,6 +20,10 @@ const std::map<std::string, Kernel, std::less<>>& kernel_table() {
     add_quantization_kernels(entries);
     std::map<std::string, Kernel, std::less<>> result;
     for (auto& [key, kernel] : entries) {
+      // A kernel attaches to an op table record: what it promises is stated there.
+      const size_t colon = key.find(':');
+      ML_CHECK(find_op(std::string_view(key).substr(0, colon), std::string_view(key).substr(colon + 1)) != nullptr,
+               "kernel '{}' has no op table record", key);
       const bool inserted = result.emplace(key, std::move(kernel)).second;
       ML_CHECK(inserted, "kernel '{}' registered twice", key);
     }
@@ -38,46 +38,6 @@ const Kernel* find_kernel(const Node& node) {
   const std::string domain = node.domain == "ai.onnx" ? "" : node.domain;
   const auto it = kernel_table().find(domain + ":" + node.op);
   return it == kernel_table().end() ? nullptr : &it->second;
-}
-
-KernelContract no_contract(const Graph&, const Node&, const DeviceProfile&) { return {}; }
-
-KernelContract elementwise_contract(const Graph& g, const Node& node, size_t count) {
-  KernelContract contract;
-  const Value& out = g.value(node.outputs.at(0));
-  for (size_t i = 0; i < std::min(count, node.inputs.size()); ++i) {
-    if (!node.inputs[i].valid()) continue;
-    const Value& in = g.value(node.inputs[i]);
-    if (in.shape == out.shape && in.dtype == out.dtype) contract.overwritable_inputs.push_back(static_cast<int>(i));
-  }
-  return contract;
-}
-
-KernelContract same_bytes_contract(const Graph& g, const Node& node, const DeviceProfile& profile) {
-  KernelContract contract;
-  if (node.inputs.empty() || !node.inputs[0].valid()) return contract;
-  const Value& in = g.value(node.inputs[0]);
-  const Value& out = g.value(node.outputs.at(0));
-  if (in.dtype != out.dtype || profile.layout_rules().aligned_run != AlignedRun::kTensor) return contract;
-  // Only when both are stored in logical order: then the bytes are the same sequence.
-  const Layout a = tensor_layout(profile, in.shape, in.dtype, in.roles);
-  const Layout b = tensor_layout(profile, out.shape, out.dtype, out.roles);
-  auto logical = [](const Layout& l) {
-    for (int i = 0; i < l.rank(); ++i)
-      if (l.physical_order()[i] != i) return false;
-    return true;
-  };
-  if (logical(a) && logical(b) && a.bytes() == b.bytes()) contract.overwritable_inputs.push_back(0);
-  return contract;
-}
-
-int64_t workspace_bytes(const DeviceProfile& profile, const Shape& shape, DType dtype) {
-  return tensor_layout(profile, shape, dtype, {}).bytes();
-}
-
-int64_t value_bytes(const DeviceProfile& profile, const Graph& g, ValueId v) {
-  const Value& value = g.value(v);
-  return tensor_layout(profile, value.shape, value.dtype, value.roles).bytes();
 }
 
 std::string check_dtypes(const Graph& g, const Node& node, size_t input, std::initializer_list<DType> allowed) {
@@ -172,14 +132,5 @@ void strided_copy(std::byte* dst, std::span<const int64_t> dst_strides, const st
 }
 
 }  // namespace exec
-
-KernelContract kernel_contract(const Graph& g, NodeId id, const DeviceProfile& profile) {
-  const Node& node = g.node(id);
-  const exec::Kernel* kernel = exec::find_kernel(node);
-  if (!kernel)
-    fail("node {}: operator {}{} is not supported", node.label(), node.domain.empty() ? "" : node.domain + ".",
-         node.op);
-  return kernel->contract(g, node, profile);
-}
 
 }  // namespace memledger

@@ -1,0 +1,104 @@
+// The op table (DESIGN.md §2): one record per operator holding every fact about it that is
+// not computing it — how its axes relate (axis roles), which inputs broadcast, whether its
+// output may be written over an input (in place) or *is* an input's bytes (alias), the
+// workspace its kernel declares, the simulator's tile model, its window geometry. plan/,
+// sim/, passes/, lint/ and onnx/ read these records and keep no operator lists of their
+// own; exec/ attaches a run function to a record. An operator the table does not know can
+// still be planned when the device profile declares its rules ([ops.NAME]).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memledger/device/profile.h"
+#include "memledger/ir/graph.h"
+
+namespace memledger {
+
+// What a node's kernel promises before it runs (DESIGN.md §4.4, P5): the workspace it
+// uses, sized from shapes and the device profile, and which inputs' buffers its (single)
+// output may take. Whether taking one is legal (no later reader) is the planner's decision.
+struct KernelContract {
+  int64_t workspace_bytes = 0;
+  std::vector<int> overwritable_inputs;
+};
+
+// How an operator's axes carry meaning from inputs to outputs (axis-role propagation).
+enum class RoleRule : uint8_t {
+  kNone,          // states nothing
+  kChannelFirst,  // data input and output are N, C, spatial (Conv, pools, BatchNormalization)
+  kElementwise,   // output axis i is axis i of every data operand, right-aligned
+  kSameAxes,      // same axes, extents may differ (Concat, Pad, Slice, Resize, Split ...)
+  kBroadcastTo,   // data input aligns right onto a larger output (Expand)
+  kTranspose,     // axes permuted by `perm`
+  kReduction,     // with keepdims, the same axes
+  kQuantize,      // elementwise, and a rank-1 scale names the axis it runs along
+};
+
+// The output may be written over an input.
+enum class InPlaceRule : uint8_t {
+  kNone,
+  kElementwise,  // over any of the first `in_place_inputs` inputs of the output's shape and dtype
+  kAlias,        // the output *is* input 0's bytes when both are stored alike (Reshape, Squeeze ...)
+};
+
+// The simulator's tile model (sim/operator_model).
+enum class TileModel : uint8_t { kGeneric, kElementwise, kConv, kPool, kGlobalPool, kGemm, kMatMul };
+
+// A sliding window over spatial axes (kernel_shape, strides, pads, dilations attributes).
+enum class WindowKind : uint8_t { kNone, kConv, kPool };
+
+struct OpRecord;
+using WorkspaceRule = int64_t (*)(const Graph&, const Node&, const DeviceProfile&);
+using ContractRule = KernelContract (*)(const Graph&, const Node&, const DeviceProfile&);
+
+struct OpRecord {
+  std::string_view domain;  // "" for ONNX's default domain, "memledger" for ours
+  std::string_view name;
+  int since_version = 1;  // the first opset whose definition this record describes
+
+  // Axes.
+  RoleRule roles = RoleRule::kNone;
+  int data_inputs = -1;              // leading inputs that share the output's axes; -1: all of them
+  bool broadcasts = false;           // numpy-style broadcasting among the data inputs
+  int channel_parameters_from = -1;  // channel-first ops: rank-1 inputs from here on are [C]
+  WindowKind window = WindowKind::kNone;
+  int weight_input = -1;            // a window operator's weights: [M, C/g, k...], or [C, M/g, k...] when transposed
+  bool weights_transposed = false;  // ConvTranspose
+
+  // Memory.
+  InPlaceRule in_place = InPlaceRule::kNone;
+  int in_place_inputs = 1;
+  WorkspaceRule workspace = nullptr;  // null: no workspace
+  ContractRule contract = nullptr;    // overrides in_place and workspace when set
+
+  // Simulator.
+  TileModel tile = TileModel::kGeneric;
+
+  bool is(std::string_view op_domain, std::string_view op) const { return domain == op_domain && name == op; }
+};
+
+// Every record, in the table's order.
+std::span<const OpRecord> op_table();
+// The record for `node`'s operator at the graph's opset, or null when the table does not
+// know it. "ai.onnx" counts as the default domain.
+const OpRecord* find_op(const Node& node, int64_t opset = 1000);
+const OpRecord* find_op(std::string_view domain, std::string_view name, int64_t opset = 1000);
+
+// The contract of `node` under `profile`: from its record, else from the profile's
+// declaration of the operator ([ops.NAME]); an Error naming the node and the operator when
+// neither knows it.
+KernelContract op_contract(const Graph& graph, NodeId node, const DeviceProfile& profile);
+// Whether `op_contract` would succeed: the table or the profile knows the operator.
+bool op_is_known(const Node& node, const DeviceProfile& profile);
+
+// Whether `node`'s operator broadcasts its data operands (numpy style).
+bool broadcasts(const Node& node);
+
+// "Conv" or "memledger.Affine": an operator's name for messages.
+std::string op_name(const Node& node);
+
+}  // namespace memledger

@@ -1,0 +1,2 @@
+// A fixture for the stage check: an allowed include.
+#include "memledger/ir/graph.h"
