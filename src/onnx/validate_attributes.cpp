@@ -135,6 +135,27 @@ void check_window(const GraphProto& graph, const NodeProto& node, const std::str
   }
 }
 
+// libonnx's Transpose inference takes perm's length as the output rank unchecked; a Conv
+// after it then indexed past the input's axes (a fuzz finding: perm [0,1,2] on rank 4).
+void check_transpose(const NodeProto& node, const std::string& where,
+                     const std::unordered_map<std::string, int>& rank) {
+  if (node.op_type() != "Transpose" || node.input_size() < 1) return;
+  const auto it = rank.find(node.input(0));
+  for (const auto& a : node.attribute()) {
+    if (a.name() != "perm") continue;
+    const int n = a.ints_size();
+    if (it != rank.end() && n != it->second)
+      fail("node {}: perm has {} values for an input of rank {}", where, n, it->second);
+    std::vector<char> seen(static_cast<size_t>(n), 0);
+    for (int k = 0; k < n; ++k) {
+      const int64_t p = a.ints(k);
+      if (p < 0 || p >= n || seen[static_cast<size_t>(p)])
+        fail("node {}: perm is not a permutation of 0..{}", where, n - 1);
+      seen[static_cast<size_t>(p)] = 1;
+    }
+  }
+}
+
 void check_slice(const NodeProto& node, const std::string& where, const Constants& constants) {
   if (node.op_type() != "Slice") return;
   const TensorProto* steps = constants.find(node, 4);
@@ -229,6 +250,7 @@ void validate_attributes(const GraphProto& graph, int64_t max_bytes) {
     const std::string where = label(node, i);
     check_window(graph, node, where, rank);
     check_slice(node, where, constants);
+    check_transpose(node, where, rank);
     check_constant_of_shape(node, where, constants, max_bytes);
   }
 }

@@ -124,6 +124,14 @@ def window_model(path, op, strides=None, pads=None, channels_out=2, bias=None, s
                   [vi("y", TensorProto.FLOAT, ["n", "c", "h", "w"])], inits, check=False), path)
 
 
+def transpose_conv_model(path):
+    # A fuzz finding: Transpose's perm shorter than its input's rank, then a Conv (libonnx SIGSEGV).
+    w = numpy_helper.from_array(np.ones((4, 3, 1, 1), np.float32), "w")
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 1, 2]), helper.make_node("Conv", ["xt", "w"], ["y"])]
+    save(model_of(nodes, [vi("x", TensorProto.FLOAT, [1, 5, 6, 3])], [vi("y", TensorProto.FLOAT, ["n", "c", "h", "w"])],
+                  [w], check=False), path)
+
+
 def gemm_bias_model(path):
     inits = [numpy_helper.from_array(np.ones((3, 4), np.float32), "b"),
              numpy_helper.from_array(np.ones((3,), np.float32), "c")]
@@ -206,6 +214,7 @@ FILES = {
     "conv_pads.onnx": lambda p: window_model(p, "Conv", pads=[10000] * 4, channels_out=4),
     "conv_bias.onnx": lambda p: window_model(p, "Conv", bias=1),
     "gemm_bias.onnx": gemm_bias_model,
+    "transpose_conv.onnx": transpose_conv_model,
     "cos_big.onnx": lambda p: constant_of_shape_model(p, 750_000_000),
     "bad_utf8.onnx": lambda p: named_model(p, b"y\xff\xfe"),
     "escape.onnx": lambda p: named_model(p, b"y\x1b[31mred\x1b]0;title\x07"),
@@ -313,6 +322,8 @@ CASES = [
     C("plan_slice_step_zero", ["plan", "slice_zero.onnx"], 2, ["slice_zero.onnx"], message="steps\\[0\\] is 0"),
     C("plan_conv_stride_zero", ["plan", "conv_stride0.onnx"], 2, ["conv_stride0.onnx"], message="strides\\[0\\] is 0"),
     C("plan_pool_stride_zero", ["plan", "pool_stride0.onnx"], 2, ["pool_stride0.onnx"], message="strides\\[0\\] is 0"),
+    C("plan_transpose_perm_short", ["plan", "transpose_conv.onnx"], 2, ["transpose_conv.onnx"],
+      message="perm has 3 values for an input of rank 4"),
     # 7. unbounded reads and allocations
     C("run_input_dev_zero", ["run", "m.onnx", "--input", "x=zero.npy"], 2, ["m.onnx"], ["zero.npy"],
       message="character device"),
