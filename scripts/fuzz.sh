@@ -1,17 +1,49 @@
 #!/usr/bin/env bash
-# Builds the ONNX importer's libFuzzer target with clang (ASan + UBSan) in build-fuzz/ and
-# runs it for a bounded time on a seed corpus of the tiny test models.
-#   scripts/fuzz.sh [SECONDS]     default 60
-# Findings (crash-*, leak-*, timeout-*) land in build-fuzz/findings/; the script fails if any.
+# Builds the libFuzzer targets with clang (ASan + UBSan) in build-fuzz/ and runs each for a
+# bounded time on a seed corpus of the committed test files.
+#   scripts/fuzz.sh [SECONDS [TARGET...]]   SECONDS per target, default 45; targets: import
+#                                           profile placement_csv tensor_file diff (all)
+# Findings (crash-*, leak-*, timeout-*, oom-*) land in build-fuzz/findings/<target>/; the
+# script fails if any target finds one. Corpora grow across runs in build-fuzz/corpus/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build-fuzz"
-seconds=${1:-60}
+seconds=${1:-45}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(import profile placement_csv tensor_file diff)
 cmake -S "$root/fuzz" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j 2 --target memledger_import_fuzzer
-corpus="$build/corpus"   # grows across runs; seeded from the committed test models
-mkdir -p "$corpus" "$build/findings"
-cp -n "$root"/tests/data/onnx/*.onnx "$corpus"/ 2>/dev/null || true
+cmake --build "$build" -j 2 --target $(printf 'memledger_%s_fuzzer ' "${targets[@]}")
+
+seed() {  # seed TARGET: copies the committed files of its format into its corpus
+  local corpus="$build/corpus/$1"
+  mkdir -p "$corpus"
+  case "$1" in
+    import) cp -n "$root"/tests/data/onnx/*.onnx "$corpus"/ 2>/dev/null || true ;;
+    profile) cp -n "$root"/tests/data/device/*.toml "$corpus"/ 2>/dev/null || true ;;
+    placement_csv) cp -n "$root"/tests/data/allocate/*.csv "$corpus"/ 2>/dev/null || true ;;
+    tensor_file)  # the first byte selects the format: odd .npy, even .pb
+      for f in "$root"/tests/data/exec/*.npy; do { printf '\001'; cat "$f"; } >"$corpus/seed_$(basename "$f")"; done
+      for f in "$root"/tests/data/exec/*.pb; do { printf '\000'; cat "$f"; } >"$corpus/seed_$(basename "$f")"; done ;;
+    diff)  # BEFORE NUL AFTER
+      for f in "$root"/tests/data/report/*.json; do
+        { cat "$f"; printf '\000'; cat "$root/tests/data/report/small_plan.json"; } \
+          >"$corpus/seed_$(basename "$f")"
+      done ;;
+  esac
+}
+
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-"$build/memledger_import_fuzzer" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-  -max_len=4096 -artifact_prefix="$build/findings/" -print_final_stats=1
+status=0
+for t in "${targets[@]}"; do
+  seed "$t"
+  mkdir -p "$build/findings/$t"
+  echo "== fuzzing $t for ${seconds} s"
+  if ! "$build/memledger_${t}_fuzzer" "$build/corpus/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -max_len="$([ "$t" = diff ] && echo 16384 || echo 4096)" -artifact_prefix="$build/findings/$t/" -print_final_stats=1 2>"$build/findings/$t.log"; then
+    status=1
+    tail -40 "$build/findings/$t.log"
+  fi
+  grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "$build/findings/$t.log" | tail -2 || true
+done
+exit $status

@@ -4,15 +4,17 @@
 
 #include <toml++/toml.h>
 #include <charconv>
-#include <fstream>
-#include <sstream>
+#include <filesystem>
 
 #include "memledger/core/error.h"
+#include "memledger/core/input_file.h"
 
 namespace memledger {
 namespace {
 
 constexpr int64_t kMaxProfileFileBytes = 1 << 20;
+// Capacities and external memory up to 2^50 B (a petabyte).
+constexpr int64_t kMaxProfileInteger = int64_t{1} << 50;
 
 // Reads one validated field after another; every message names the source, line and key.
 class FieldReader {
@@ -23,10 +25,13 @@ class FieldReader {
     fail("{}:{}: key '{}': {}", source_, node.source().begin.line, key, message);
   }
 
-  int64_t integer(const toml::node& node, std::string_view key, int64_t min) const {
+  // Bounds keep every figure computed from a profile (traffic = transfers × granularity,
+  // cycles, arena offsets) inside 64 bits for any model we accept.
+  int64_t integer(const toml::node& node, std::string_view key, int64_t min, int64_t max = kMaxProfileInteger) const {
     const auto value = node.value_exact<int64_t>();
     if (!value) bad(node, key, fmt::format("expected an integer, got {}", type_name(node)));
-    if (*value < min) bad(node, key, fmt::format("{} is out of range (must be at least {})", *value, min));
+    if (*value < min || *value > max)
+      bad(node, key, fmt::format("{} is out of range (must be in [{}, {}])", *value, min, max));
     return *value;
   }
 
@@ -36,6 +41,7 @@ class FieldReader {
     if (node.is_floating_point()) value = *node.value_exact<double>();
     if (!value) bad(node, key, fmt::format("expected a number, got {}", type_name(node)));
     if (!(*value > 0)) bad(node, key, fmt::format("{} must be greater than zero", *value));
+    if (!(*value <= 1e12)) bad(node, key, fmt::format("{} is out of range (at most 1e12)", *value));
     return *value;
   }
 
@@ -86,9 +92,9 @@ void read_dma(const toml::table& table, const FieldReader& read, const std::stri
   for (auto&& [key, node] : table) {
     const std::string_view k = key.str();
     if (k == "granularity_bytes")
-      dma.granularity_bytes = read.integer(node, "dma.granularity_bytes", 1);
+      dma.granularity_bytes = read.integer(node, "dma.granularity_bytes", 1, int64_t{1} << 30);
     else if (k == "setup_cycles")
-      dma.setup_cycles = read.integer(node, "dma.setup_cycles", 0);
+      dma.setup_cycles = read.integer(node, "dma.setup_cycles", 0, int64_t{1} << 32);
     else if (k == "bytes_per_cycle")
       dma.bytes_per_cycle = read.positive_number(node, "dma.bytes_per_cycle");
     else if (k == "external_bytes")
@@ -166,7 +172,7 @@ DeviceProfile parse_device_profile(std::string_view toml_text, const std::string
     } else if (k == "capacity_bytes") {
       profile.capacity_bytes = read.integer(node, k, 0);
     } else if (k == "alignment_bytes") {
-      profile.alignment_bytes = read.integer(node, k, 1);
+      profile.alignment_bytes = read.integer(node, k, 1, int64_t{1} << 30);
       if ((profile.alignment_bytes & (profile.alignment_bytes - 1)) != 0)
         read.bad(node, k, fmt::format("{} is not a power of two", profile.alignment_bytes));
     } else if (k == "layout") {
@@ -212,23 +218,14 @@ DeviceProfile parse_device_profile(std::string_view toml_text, const std::string
 }
 
 DeviceProfile load_device_profile_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) fail("{}: cannot open device profile", path);
-  std::string text;
-  char buffer[4096];
-  while (file.read(buffer, sizeof buffer) || file.gcount() > 0) {
-    text.append(buffer, static_cast<size_t>(file.gcount()));
-    if (static_cast<int64_t>(text.size()) > kMaxProfileFileBytes)
-      fail("{}: device profile is larger than {} bytes", path, kMaxProfileFileBytes);
-  }
-  return parse_device_profile(text, path);
+  return parse_device_profile(read_input_file(path, kMaxProfileFileBytes, "device profile"), path);
 }
 
 DeviceProfile resolve_device(const std::string& name_or_path) {
   for (const auto& name : builtin_profile_names())
     if (name == name_or_path) return builtin_profile(name);
-  std::ifstream probe(name_or_path);
-  if (!probe)
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(name_or_path, ec)))
     fail("--device '{}': not a built-in profile ({}) and no such file", name_or_path,
          fmt::join(builtin_profile_names(), ", "));
   return load_device_profile_file(name_or_path);

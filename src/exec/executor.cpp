@@ -281,8 +281,16 @@ void Executor::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
            graph.outputs().size());
   if (s.options.kernels == KernelSet::kFast) exec::fast::set_threads(s.options.threads);
 
-  auto take = [&](ValueId v) {
+  int64_t live_bytes = 0;
+  auto reserve = [&](int64_t bytes, const std::string& owner, const std::string& what) {
+    if (bytes > s.options.max_memory_bytes - live_bytes)
+      fail("{}: {} needs {} B; with {} B already live that passes the memory limit of {} B (--max-memory)", owner, what,
+           bytes, live_bytes, s.options.max_memory_bytes);
+    live_bytes += bytes;
+  };
+  auto take = [&](ValueId v, const std::string& owner) {
     const Value& value = graph.value(v);
+    reserve(s.bytes[v.index], owner, "'" + value.name + "'");
     auto buffer = provider.value_buffer(v, s.bytes[v.index]);
     ML_CHECK(static_cast<int64_t>(buffer.size()) >= dense_bytes(value), "provider gave a short buffer for '{}'",
              value.name);
@@ -293,6 +301,7 @@ void Executor::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
   auto release = [&](ValueId v) {
     if (!s.held[v.index]) return;
     provider.release(v);
+    live_bytes -= s.bytes[v.index];
     s.held[v.index] = 0;
   };
   // On an error midway, everything the provider still holds goes back.
@@ -311,7 +320,7 @@ void Executor::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
   } guard{s, provider};
 
   for (size_t i = 0; i < inputs.size(); ++i) {
-    auto buffer = take(graph_inputs[i]);
+    auto buffer = take(graph_inputs[i], "graph input");
     if (!inputs[i].bytes().empty()) std::memcpy(buffer.data(), inputs[i].bytes().data(), inputs[i].bytes().size());
   }
   for (ValueId v : s.release_at_start) release(v);
@@ -338,11 +347,12 @@ void Executor::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       const ValueId v = node.outputs[i];
       if (!v.valid()) continue;
-      auto buffer = take(v);
+      auto buffer = take(v, "node " + node.label());
       ctx.outputs[i].data = buffer.data() ? buffer.data() : &empty_output;
     }
     ctx.workspace = {};
     if (step.workspace_bytes > 0) {
+      reserve(step.workspace_bytes, "node " + node.label(), "its workspace");
       ctx.workspace = provider.workspace(step.id, step.workspace_bytes);
       ML_CHECK(static_cast<int64_t>(ctx.workspace.size()) == step.workspace_bytes,
                "provider gave node {} a workspace of the wrong size", node.label());
@@ -352,7 +362,10 @@ void Executor::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
     else
       step.reference->run(ctx);
     if (after_node) after_node(step.id);
-    if (step.workspace_bytes > 0) provider.release_workspace(step.id);
+    if (step.workspace_bytes > 0) {
+      provider.release_workspace(step.id);
+      live_bytes -= step.workspace_bytes;
+    }
     for (ValueId v : step.release_after) release(v);
   }
 

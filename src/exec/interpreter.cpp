@@ -4,6 +4,7 @@
 #include <numbers>
 #include <set>
 
+#include "memledger/core/checked.h"
 #include "memledger/exec/executor.h"
 
 namespace memledger {
@@ -25,7 +26,8 @@ struct SplitMix {
 }  // namespace
 
 std::vector<Tensor> run_graph(const Graph& graph, const std::vector<Tensor>& inputs, const RunOptions& options) {
-  Executor executor(graph, {.kernels = options.kernels, .threads = options.threads});
+  Executor executor(
+      graph, {.kernels = options.kernels, .threads = options.threads, .max_memory_bytes = options.max_memory_bytes});
   return executor.run(inputs, options.provider, options.after_node);
 }
 
@@ -45,7 +47,16 @@ std::vector<Tensor> run_graph(const Graph& graph, const std::map<std::string, Te
   return run_graph(graph, ordered, options);
 }
 
-std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed) {
+int64_t graph_input_bytes(const Graph& graph) {
+  int64_t total = 0;
+  for (ValueId id : graph.inputs()) total = checked_add(total, dense_bytes(graph.value(id)), "the graph's inputs");
+  return total;
+}
+
+std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed, int64_t max_bytes) {
+  const int64_t bytes = graph_input_bytes(graph);
+  if (bytes > max_bytes)
+    fail("the graph's inputs hold {} B, more than the memory limit of {} B (--max-memory)", bytes, max_bytes);
   std::vector<Tensor> result;
   SplitMix rng{seed};
   for (ValueId id : graph.inputs()) {

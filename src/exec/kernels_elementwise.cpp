@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "kernel.h"
 #include "memledger/ir/affine.h"
@@ -297,6 +298,9 @@ void add_elementwise_kernels(KernelTable& t) {
                    using T = decltype(a);
                    if constexpr (std::is_integral_v<T>) {
                      if (b == 0) fail("Div: integer division by zero");
+                     // INT_MIN / -1 traps (SIGFPE) on x86; the quotient wraps, as NumPy's does.
+                     if constexpr (std::is_signed_v<T>)
+                       if (b == -1) return static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(a));
                    }
                    return static_cast<T>(a / b);
                  }));

@@ -10,18 +10,12 @@
 #include <sstream>
 
 #include "memledger/core/checked.h"
+#include "memledger/core/input_file.h"
+#include "memledger/core/output_file.h"
+#include "memledger/core/text.h"
 
 namespace memledger {
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("{}: cannot open", path);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) fail("{}: read error", path);
-  return std::move(buffer).str();
-}
 
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -44,23 +38,100 @@ constexpr NpyType kNpyTypes[] = {{"<f4", DType::kFloat32}, {"<f8", DType::kFloat
                                  {"<u2", DType::kUInt16},  {"<i4", DType::kInt32},   {"<i8", DType::kInt64},
                                  {"|b1", DType::kBool}};
 
-// The value of `key` in the header dict, up to the next top-level comma or brace.
-std::string header_field(const std::string& header, const std::string& key, const std::string& what) {
-  const size_t at = header.find("'" + key + "'");
-  if (at == std::string::npos) fail("{}: .npy header has no '{}'", what, key);
-  size_t pos = header.find(':', at);
-  if (pos == std::string::npos) fail("{}: malformed .npy header", what);
-  ++pos;
-  while (pos < header.size() && header[pos] == ' ') ++pos;
-  size_t end = pos;
-  if (end < header.size() && header[end] == '(') {
-    end = header.find(')', end);
-    if (end == std::string::npos) fail("{}: malformed .npy shape", what);
-    ++end;
-  } else {
-    while (end < header.size() && header[end] != ',' && header[end] != '}') ++end;
+// The header dict of a .npy file: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+// with the keys in any order, either quote, and any spacing; nothing else is accepted.
+struct NpyHeader {
+  std::optional<std::string> descr;
+  std::optional<bool> fortran_order;
+  std::optional<Shape> shape;
+};
+
+NpyHeader parse_npy_header(std::string_view h, const std::string& what) {
+  size_t pos = 0;
+  const auto bad = [&](std::string_view why) -> void {
+    fail("{}: malformed .npy header ({} at byte {})", what, why, pos);
+  };
+  const auto skip = [&] {
+    while (pos < h.size() && (h[pos] == ' ' || h[pos] == '\t' || h[pos] == '\n' || h[pos] == '\r')) ++pos;
+  };
+  const auto expect = [&](char c) {
+    skip();
+    if (pos >= h.size() || h[pos] != c) bad(fmt::format("expected '{}'", c));
+    ++pos;
+  };
+  const auto string_literal = [&] {
+    skip();
+    if (pos >= h.size() || (h[pos] != '\'' && h[pos] != '"')) bad("expected a quoted string");
+    const char quote = h[pos++];
+    const size_t end = h.find(quote, pos);
+    if (end == std::string_view::npos) bad("unterminated string");
+    std::string text(h.substr(pos, end - pos));
+    pos = end + 1;
+    return text;
+  };
+  NpyHeader header;
+  expect('{');
+  for (;;) {
+    skip();
+    if (pos < h.size() && h[pos] == '}') break;
+    const std::string key = string_literal();
+    expect(':');
+    skip();
+    if (key == "descr") {
+      if (header.descr) bad("'descr' twice");
+      header.descr = string_literal();
+    } else if (key == "fortran_order") {
+      if (header.fortran_order) bad("'fortran_order' twice");
+      if (h.substr(pos, 4) == "True") {
+        header.fortran_order = true;
+        pos += 4;
+      } else if (h.substr(pos, 5) == "False") {
+        header.fortran_order = false;
+        pos += 5;
+      } else {
+        bad("fortran_order is neither True nor False");
+      }
+    } else if (key == "shape") {
+      if (header.shape) bad("'shape' twice");
+      expect('(');
+      Shape shape;
+      for (;;) {
+        skip();
+        if (pos < h.size() && h[pos] == ')') break;
+        const size_t start = pos;
+        while (pos < h.size() && h[pos] >= '0' && h[pos] <= '9') ++pos;
+        if (pos == start) bad("expected an extent");
+        if (pos - start > 18) fail("{}: .npy extent too large", what);
+        shape.push_back(std::stoll(std::string(h.substr(start, pos - start))));
+        if (pos < h.size() && h[pos] == 'L') ++pos;
+        skip();
+        if (pos < h.size() && h[pos] == ',') {
+          ++pos;
+          continue;
+        }
+        skip();
+        if (pos >= h.size() || h[pos] != ')') bad("expected ',' or ')' in the shape");
+      }
+      ++pos;
+      header.shape = std::move(shape);
+    } else {
+      bad(fmt::format("unknown key '{}'", escape_for_terminal(key)));
+    }
+    skip();
+    if (pos < h.size() && h[pos] == ',') {
+      ++pos;
+      continue;
+    }
+    skip();
+    if (pos >= h.size() || h[pos] != '}') bad("expected ',' or '}'");
   }
-  return header.substr(pos, end - pos);
+  ++pos;
+  skip();
+  if (pos != h.size()) bad("text after the dict");
+  if (!header.descr) fail("{}: .npy header has no 'descr'", what);
+  if (!header.fortran_order) fail("{}: .npy header has no 'fortran_order'", what);
+  if (!header.shape) fail("{}: .npy header has no 'shape'", what);
+  return header;
 }
 
 }  // namespace
@@ -86,35 +157,18 @@ NamedTensor parse_npy(const std::string& bytes, const std::string& what) {
     fail("{}: .npy version {} is not supported", what, major);
   }
   if (bytes.size() < offset + header_len) fail("{}: truncated .npy header", what);
-  const std::string header = bytes.substr(offset, header_len);
+  const NpyHeader header = parse_npy_header(std::string_view(bytes).substr(offset, header_len), what);
   offset += header_len;
-  std::string descr = header_field(header, "descr", what);
-  if (descr.size() < 2) fail("{}: malformed dtype {}", what, descr);
-  descr = descr.substr(1, descr.size() - 2);  // strip quotes
+  std::string descr = *header.descr;
   if (descr == "<b1" || descr == "=b1") descr = "|b1";
   if (descr == "<i1") descr = "|i1";
   if (descr == "<u1") descr = "|u1";
   std::optional<DType> dtype;
   for (const NpyType& t : kNpyTypes)
     if (descr == t.descr) dtype = t.dtype;
-  if (!dtype) fail("{}: .npy dtype '{}' is not supported", what, descr);
-  if (header_field(header, "fortran_order", what) != "False") fail("{}: Fortran-order .npy is not supported", what);
-  const std::string shape_text = header_field(header, "shape", what);
-  Shape shape;
-  std::string number;
-  for (char c : shape_text) {
-    if (c >= '0' && c <= '9') {
-      number += c;
-    } else if (c == ',' || c == ')') {
-      if (!number.empty()) {
-        if (number.size() > 18) fail("{}: extent too large", what);
-        shape.push_back(std::stoll(number));
-      }
-      number.clear();
-    } else if (c != '(' && c != ' ' && c != 'L') {
-      fail("{}: malformed .npy shape {}", what, shape_text);
-    }
-  }
+  if (!dtype) fail("{}: .npy dtype '{}' is not supported", what, escape_for_terminal(descr));
+  if (*header.fortran_order) fail("{}: Fortran-order .npy is not supported", what);
+  const Shape& shape = *header.shape;
   const int64_t elements = checked_elements(shape, what);
   const int64_t need = checked_mul(elements, int64_t{host_element_bytes(*dtype)}, what);
   if (static_cast<int64_t>(bytes.size() - offset) != need)
@@ -230,31 +284,14 @@ std::string serialize_tensor_proto(const Tensor& tensor, const std::string& name
   return proto.SerializeAsString();
 }
 
-NamedTensor read_tensor_file(const std::string& path) {
+NamedTensor read_tensor_file(const std::string& path, int64_t max_bytes) {
   const bool pb = is_tensor_proto_path(path);
-  const std::string bytes = read_file(path);
+  const std::string bytes = read_input_file(path, max_bytes, "tensor file");
   return pb ? parse_tensor_proto(bytes, path) : parse_npy(bytes, path);
 }
 
 void write_tensor_file(const std::string& path, const Tensor& tensor, const std::string& name) {
-  const std::string bytes = is_tensor_proto_path(path) ? serialize_tensor_proto(tensor, name) : serialize_npy(tensor);
-  const std::string temp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) fail("{}: cannot write", temp);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      std::remove(temp.c_str());
-      fail("{}: write failed", path);
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::remove(temp.c_str());
-    fail("{}: cannot rename the written file into place: {}", path, ec.message());
-  }
+  write_output_file(path, is_tensor_proto_path(path) ? serialize_tensor_proto(tensor, name) : serialize_npy(tensor));
 }
 
 }  // namespace memledger

@@ -14,6 +14,7 @@
 
 #include "memledger/core/checked.h"
 #include "memledger/core/error.h"
+#include "memledger/core/input_file.h"
 #include "memledger/ir/affine.h"
 #include "memledger/ir/axis_roles.h"
 #include "memledger/ir/op_table.h"
@@ -21,6 +22,7 @@
 #include "onnx/dimension_denotation.h"
 #include "onnx/fold_shapes.h"
 #include "onnx/proto_tensor.h"
+#include "onnx/validate_attributes.h"
 
 namespace memledger {
 namespace {
@@ -64,41 +66,6 @@ void refuse_unsupported(const GraphProto& graph) {
       if (attribute.type() == A::SPARSE_TENSOR || attribute.type() == A::SPARSE_TENSORS)
         fail("node {}: attribute '{}' is a sparse tensor (not supported)", proto_label(node, i), attribute.name());
     }
-  }
-}
-
-// libonnx 1.12's shape inference for Conv and pooling indexes the input's spatial axes by
-// the weights' rank or kernel_shape without checking them (a fuzzed model with a rank-2
-// Conv input crashed it): where the file states the ranks, they are checked first.
-void refuse_window_rank_mismatch(const GraphProto& graph) {
-  std::unordered_map<std::string, int> rank;
-  auto note = [&](const onnx::ValueInfoProto& vi) {
-    if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape())
-      rank[vi.name()] = vi.type().tensor_type().shape().dim_size();
-  };
-  for (const auto& vi : graph.input()) note(vi);
-  for (const auto& vi : graph.value_info()) note(vi);
-  for (const auto& init : graph.initializer()) rank[init.name()] = init.dims_size();
-  auto rank_of = [&](const NodeProto& node, int input) {
-    if (input >= node.input_size()) return -1;
-    const auto it = rank.find(node.input(input));
-    return it == rank.end() ? -1 : it->second;
-  };
-  for (int i = 0; i < graph.node_size(); ++i) {
-    const NodeProto& node = graph.node(i);
-    const OpRecord* record = find_op(node.domain(), node.op_type());
-    if (!record || record->window == WindowKind::kNone) continue;
-    const int x = rank_of(node, 0);
-    if (x < 0) continue;
-    if (x < 3)
-      fail("node {}: input '{}' has rank {}; {} needs N, C and at least one spatial axis", proto_label(node, i),
-           node.input(0), x, node.op_type());
-    const int w = record->weight_input >= 0 ? rank_of(node, record->weight_input) : -1;
-    if (w >= 0 && w != x) fail("node {}: weights of rank {} for an input of rank {}", proto_label(node, i), w, x);
-    for (const auto& attribute : node.attribute())
-      if (attribute.name() == "kernel_shape" && attribute.ints_size() != x - 2)
-        fail("node {}: kernel_shape has {} values for {} spatial axes", proto_label(node, i), attribute.ints_size(),
-             x - 2);
   }
 }
 
@@ -340,7 +307,6 @@ Graph build_graph(ModelProto& model, const ImportOptions& options, const std::st
   refuse_unsupported(gp);
   sort_nodes(gp);
   fix_input_shapes(gp, options);
-  refuse_window_rank_mismatch(gp);
 
   // Initializers: external data is read (bounded) and every tensor's declared size is
   // checked against the bytes present. They are converted (and their protobuf bytes
@@ -381,6 +347,7 @@ Graph build_graph(ModelProto& model, const ImportOptions& options, const std::st
   // Strict shape inference, then fold the shape computations it could not see through and
   // infer again, until nothing more folds (each round folds at least one node).
   for (int round = 0;; ++round) {
+    onnx_io::validate_attributes(gp, options.max_bytes);
     try {
       onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
                                          onnx::ShapeInferenceOptions(/*check_type=*/true, /*strict=*/1,
@@ -457,6 +424,7 @@ Graph build_graph(ModelProto& model, const ImportOptions& options, const std::st
   }
   for (const auto& out : gp.output()) g.mark_output(ids.at(out.name()));
 
+  onnx_io::validate_operand_shapes(g);
   infer_axis_roles(g, {.inputs_nhwc = options.input_layout_nhwc});
   verify_graph(g);
   return g;
@@ -480,12 +448,7 @@ Graph import_onnx_bytes(std::string_view bytes, const ImportOptions& options, co
 }
 
 Graph import_onnx_file(const std::string& path, const ImportOptions& options) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) fail("{}: no such file", path);
-  const auto size = fs::file_size(path, ec);
-  if (ec) fail("{}: cannot read the file", path);
-  if (static_cast<int64_t>(size) > options.max_bytes)
-    fail("{}: the file is {} bytes, more than the bound of {}", path, size, options.max_bytes);
+  check_input_file(path, options.max_bytes, "model");
   std::string dir = fs::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
   // Parsed straight from the file: no copy of the whole file is held beside the message.

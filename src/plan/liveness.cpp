@@ -25,6 +25,7 @@ std::string_view to_string(BufferCategory category) {
 }
 
 int Liveness::storage_of(int buffer) const {
+  if (roots.size() == buffers.size()) return roots[static_cast<size_t>(buffer)];
   while (buffers[static_cast<size_t>(buffer)].alias_of) buffer = *buffers[static_cast<size_t>(buffer)].alias_of;
   return buffer;
 }
@@ -74,6 +75,7 @@ Liveness compute_liveness(const Graph& graph, const DeviceProfile& profile, cons
                             .last_step = std::max(first, last),
                             .external = external});
     storage_last.push_back(std::max(first, last));
+    live.roots.push_back(static_cast<int>(live.buffers.size()) - 1);
   };
   auto last_of = [&](ValueId id, int produced) {
     if (graph.is_graph_output(id)) return last_step;
@@ -118,7 +120,10 @@ Liveness compute_liveness(const Graph& graph, const DeviceProfile& profile, cons
                               .physical_bytes = contract.workspace_bytes,
                               .first_step = step,
                               .last_step = step});
-    if (contract.workspace_bytes > 0) storage_last.push_back(step);
+    if (contract.workspace_bytes > 0) {
+      storage_last.push_back(step);
+      live.roots.push_back(static_cast<int>(live.buffers.size()) - 1);
+    }
 
     if (!options.in_place || node.outputs.size() != 1) continue;
     const int out_buffer = buffer_of[static_cast<size_t>(node.outputs[0].index)];
@@ -134,6 +139,7 @@ Liveness compute_liveness(const Graph& graph, const DeviceProfile& profile, cons
           live.buffers[static_cast<size_t>(root)].physical_bytes)
         continue;
       live.buffers[static_cast<size_t>(out_buffer)].alias_of = buffer_of[static_cast<size_t>(in.index)];
+      live.roots[static_cast<size_t>(out_buffer)] = root;
       storage_last[static_cast<size_t>(root)] = live.buffers[static_cast<size_t>(out_buffer)].last_step;
       break;
     }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "memledger/core/checked.h"
 #include "memledger/core/error.h"
 
 namespace memledger {
@@ -22,10 +23,27 @@ struct Split {
   Parts logical, physical, peak;
 };
 
+// A byte count: an integer in [0, 2^63).
 int64_t field(const json& j, const char* key, const std::string& where) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer())
     fail("{}: field '{}' missing or not an integer", where, key);
-  return j[key].get<int64_t>();
+  const json& v = j[key];
+  if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX) : v.get<int64_t>() < 0)
+    fail("{}: field '{}' is {}, not a byte count in [0, 2^63)", where, key, v.dump());
+  return v.get<int64_t>();
+}
+
+// An optional string member: absent or null is empty; anything but a string is an Error.
+std::string string_field(const json& j, const char* key, const std::string& where) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return {};
+  if (!j[key].is_string()) fail("{}: field '{}' is not a string", where, key);
+  return j[key].get<std::string>();
+}
+
+int64_t sub(int64_t a, int64_t b, const std::string& where) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) fail("{}: overflows 64 bits ({} − {})", where, a, b);
+  return r;
 }
 
 Split split_report(const std::string& text, const std::string& name) {
@@ -50,7 +68,10 @@ Split split_report(const std::string& text, const std::string& name) {
       if (live > best && step.contains("live") && step["live"].is_array()) {
         best = live;
         at_peak.clear();
-        for (const json& b : step["live"]) at_peak.insert(b.get<std::string>());
+        for (const json& b : step["live"]) {
+          if (!b.is_string()) fail("{} timeline: 'live' holds {}, not a buffer name", name, b.type_name());
+          at_peak.insert(b.get<std::string>());
+        }
       }
     }
   }
@@ -58,36 +79,40 @@ Split split_report(const std::string& text, const std::string& name) {
     for (const json& b : r["buffers"]) {
       const std::string where = name + " buffer";
       const int64_t logical = field(b, "logical_bytes", where), physical = field(b, "physical_bytes", where);
-      const bool constant = b.value("category", "") == "constant";
+      const bool constant = string_field(b, "category", where) == "constant";
       const bool owning = !b.contains("alias_of") || b["alias_of"].is_null();
-      (constant ? s.logical.constants : s.logical.lifetimes) += logical;
+      int64_t& logical_part = constant ? s.logical.constants : s.logical.lifetimes;
+      logical_part = checked_add(logical_part, logical, where);
       if (!owning) continue;
       const auto add = [&](Parts& p) {
-        (constant ? p.constants : p.lifetimes) += logical;
-        p.layout += physical - logical;
+        int64_t& part = constant ? p.constants : p.lifetimes;
+        part = checked_add(part, logical, where);
+        p.layout = checked_add(p.layout, physical - logical, where);
       };
       add(s.physical);
-      if (at_peak.count(b.value("name", "")) != 0) add(s.peak);
+      if (at_peak.count(string_field(b, "name", where)) != 0) add(s.peak);
     }
   }
   // What the buffers do not explain goes to lifetimes, so the parts sum to the figure.
   for (Parts* p : {&s.logical, &s.physical, &s.peak})
-    p->lifetimes += p->figure - p->constants - p->layout - p->lifetimes;
+    p->lifetimes = sub(sub(p->figure, p->constants, name), p->layout, name);
   return s;
 }
 
 FigureChange change(const Parts& a, const Parts& b) {
+  const std::string what = "the change between the reports";
   return {.before = a.figure,
           .after = b.figure,
-          .constants = b.constants - a.constants,
-          .layout = b.layout - a.layout,
-          .lifetimes = b.lifetimes - a.lifetimes};
+          .constants = sub(b.constants, a.constants, what),
+          .layout = sub(b.layout, a.layout, what),
+          .lifetimes = sub(b.lifetimes, a.lifetimes, what)};
 }
 
 std::string model_of(const std::string& text) {
   try {
     const json r = json::parse(text);
-    return r.value("model", "");
+    if (!r.is_object() || !r.contains("model") || !r["model"].is_string()) return "";
+    return r["model"].get<std::string>();
   } catch (const json::exception&) {
     return "";
   }

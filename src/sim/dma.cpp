@@ -43,9 +43,9 @@ BoxRanges box_ranges(const Layout& layout, std::span<const int64_t> box) {
 Traffic dma_traffic(const DmaProfile& dma, const BoxRanges& ranges, int64_t times) {
   const int64_t granularity = std::max<int64_t>(dma.granularity_bytes, 1);
   Traffic t;
-  t.transfers = ranges.count * times;
-  t.payload_bytes = ranges.count * ranges.bytes_each * times;
-  t.bytes = t.transfers * align_up(ranges.bytes_each, granularity, "DMA transfer");
+  t.transfers = checked_mul(ranges.count, times, "DMA transfers");
+  t.payload_bytes = checked_mul(checked_mul(ranges.count, ranges.bytes_each, "DMA payload"), times, "DMA payload");
+  t.bytes = checked_mul(t.transfers, align_up(ranges.bytes_each, granularity, "DMA transfer"), "DMA traffic");
   t.cycles = static_cast<double>(t.transfers) * static_cast<double>(dma.setup_cycles) +
              static_cast<double>(t.bytes) / dma.bytes_per_cycle;
   return t;

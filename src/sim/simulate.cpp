@@ -110,12 +110,25 @@ class OperatorSimulator {
     return distinct_tiles(grid_extent(*model_.channel), true);
   }
 
+  // Up to this extent every distinct ceil(extent / n) is a candidate; beyond it (a Relu over
+  // [2^40] enumerated 2^40 counts) the first kExactCounts of them, then sizes shrinking by
+  // 1/16 each down to 1: a few hundred candidates for any extent.
+  static constexpr int64_t kExactLadderExtent = int64_t{1} << 16;
+  static constexpr int64_t kExactCounts = 256;
+
   static std::vector<int64_t> distinct_tiles(int64_t extent, bool include_whole) {
     std::vector<int64_t> tiles;
     if (extent <= 1) return {std::max<int64_t>(extent, 1)};
-    for (int64_t n = include_whole ? 1 : 2; n <= extent; ++n) {
+    const int64_t exact_counts = extent <= kExactLadderExtent ? extent : kExactCounts;
+    for (int64_t n = include_whole ? 1 : 2; n <= exact_counts; ++n) {
       const int64_t t = ceil_div(extent, n);
       if (tiles.empty() || tiles.back() != t) tiles.push_back(t);
+    }
+    if (exact_counts < extent) {
+      for (int64_t t = tiles.empty() ? extent : tiles.back(); t > 1;) {
+        t = std::min(t - 1, t - t / 16);
+        tiles.push_back(t);
+      }
     }
     if (tiles.empty()) tiles.push_back(extent);
     return tiles;
@@ -163,23 +176,46 @@ class OperatorSimulator {
     return result;
   }
 
+  // The tiles of axis `a` in classes of equal boxes. Only tiles near either border can be
+  // clipped differently (halo, padding), so with many tiles the first and last kBorderTiles
+  // are classified one by one and the interior, when its ends agree, counts as one class:
+  // the cost follows the classes, not the number of tiles (2^40 one-element tiles).
+  static constexpr int64_t kBorderTiles = 64;
+
   AxisTiles tiles_of(int a, int64_t tile) const {
     AxisTiles result;
     const int64_t extent = grid_extent(a);
+    const int64_t count = ceil_div(std::max<int64_t>(extent, 1), tile);
     std::map<std::vector<int64_t>, size_t> index;
-    for (int64_t begin = 0; begin < std::max<int64_t>(extent, 1); begin += tile) {
-      const Range r{begin, std::min(extent, begin + tile)};
-      ++result.count;
-      result.largest = std::max(result.largest, r.extent());
+    const auto key_of = [&](const Range& r) {
       std::vector<int64_t> key{r.extent()};
       for (const Operand& op : operands_)
         for (size_t i = 0; i < op.use->axes.size(); ++i)
           if (op.use->axes[i].grid == a)
             key.push_back(map_range(op.use->axes[i], op.value->shape[i], r, extent).extent());
-      auto [it, inserted] = index.emplace(key, result.classes.size());
+      return key;
+    };
+    const auto range_of = [&](int64_t k) { return Range{k * tile, std::min(extent, k * tile + tile)}; };
+    const auto add = [&](int64_t k, int64_t times) {
+      const Range r = range_of(k);
+      result.count += times;
+      result.largest = std::max(result.largest, r.extent());
+      auto [it, inserted] = index.emplace(key_of(r), result.classes.size());
       if (inserted) result.classes.push_back({r, 0});
-      ++result.classes[it->second].count;
+      result.classes[it->second].count += times;
+    };
+    const int64_t first_interior = kBorderTiles, last_interior = count - 1 - kBorderTiles;
+    const bool interior_uniform = last_interior > first_interior &&
+                                  key_of(range_of(first_interior)) == key_of(range_of(first_interior - 1)) &&
+                                  key_of(range_of(last_interior)) == key_of(range_of(last_interior + 1)) &&
+                                  key_of(range_of(first_interior)) == key_of(range_of(last_interior));
+    if (!interior_uniform) {
+      for (int64_t k = 0; k < count; ++k) add(k, 1);
+      return result;
     }
+    for (int64_t k = 0; k < first_interior; ++k) add(k, 1);
+    add(first_interior, last_interior - first_interior + 1);
+    for (int64_t k = last_interior + 1; k < count; ++k) add(k, 1);
     return result;
   }
 

@@ -72,7 +72,7 @@ set_tests_properties(cli.diff.expanded_to_optimized PROPERTIES FIXTURES_REQUIRED
 # The input model is never overwritten, and a refusal writes none of the other outputs.
 memledger_cli_test(optimize.refuses_to_overwrite_input
   ARGS optimize ${OPT_DIR}/conv_bn_relu.onnx -o ${OPT_DIR}/./conv_bn_relu.onnx --json ${OPT_DIR}/refused.json
-  EXIT_CODE 2 OUTPUT "-o .*conv_bn_relu.onnx: refusing to overwrite the input model" NOT_OUTPUT "\nwrote ")
+  EXIT_CODE 2 OUTPUT "-o .*conv_bn_relu.onnx: refusing to overwrite the input file" NOT_OUTPUT "\nwrote ")
 set_tests_properties(cli.optimize.refuses_to_overwrite_input PROPERTIES FIXTURES_REQUIRED optimize_dir
                      FIXTURES_SETUP optimize_refused)
 memledger_check_file(optimize.refusal_wrote_nothing ${OPT_DIR}/refused.json ABSENT FIXTURES optimize_refused)
@@ -114,6 +114,6 @@ memledger_cli_test(diff.field_missing ARGS diff ${PROJECT_SOURCE_DIR}/tests/data
                    ${PROJECT_SOURCE_DIR}/tests/data/report/no_peak.json
   EXIT_CODE 2 OUTPUT "no_peak.json ledger: field 'peak_live_bytes' missing or not an integer")
 memledger_cli_test(diff.missing_file ARGS diff ${OPT_DIR}/no_such.json ${OPT_DIR}/no_such.json
-  EXIT_CODE 2 OUTPUT "no_such.json: cannot read")
+  EXIT_CODE 2 OUTPUT "no_such.json: no such file")
 memledger_cli_test(diff.one_argument ARGS diff ${PROJECT_SOURCE_DIR}/tests/data/report/no_ledger.json
   EXIT_CODE 2 OUTPUT "AFTER is required")

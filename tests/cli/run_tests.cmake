@@ -17,7 +17,7 @@ memledger_cli_test(run_compare_differs ARGS run ${exec_data}/add_one.onnx --comp
 memledger_cli_test(run_compare_loose ARGS run ${exec_data}/add_one.onnx --compare ${exec_data}/add_two.onnx
   --tolerance 10 OUTPUT "max\\|diff\\| 1 at" NOT_OUTPUT "EXCEEDS")
 memledger_cli_test(run_refuses_overwriting_input ARGS run ${exec_data}/add_one.onnx --input x=${exec_data}/y.npy
-  --output-dir ${exec_data} EXIT_CODE 2 OUTPUT "refusing to write output over the input file .*y.npy" NOT_OUTPUT "wrote")
+  --output-dir ${exec_data} EXIT_CODE 2 OUTPUT "refusing to overwrite the input file .*y.npy" NOT_OUTPUT "wrote")
 memledger_cli_test(run_unknown_input ARGS run ${exec_data}/add_one.onnx --input z=${exec_data}/y.npy
   EXIT_CODE 2 OUTPUT "input 'x' \\(float32 \\[2,3\\]\\) has no --input file")
 memledger_cli_test(run_extra_input ARGS run ${exec_data}/add_one.onnx --input x=${exec_data}/y.npy
@@ -27,7 +27,7 @@ memledger_cli_test(run_wrong_shape ARGS run ${exec_data}/add_one.onnx --input x=
 memledger_cli_test(run_wrong_dtype ARGS run ${exec_data}/add_one.onnx --input x=${exec_data}/x_int64.npy
   EXIT_CODE 2 OUTPUT "input 'x': .*x_int64.npy holds int64 \\[2,3\\]")
 memledger_cli_test(run_missing_file ARGS run ${exec_data}/add_one.onnx --input x=${exec_data}/missing.npy
-  EXIT_CODE 2 OUTPUT "missing.npy: cannot open")
+  EXIT_CODE 2 OUTPUT "missing.npy: no such file")
 memledger_cli_test(run_bad_extension ARGS run ${exec_data}/add_one.onnx --input x=${exec_data}/add_two.onnx
   EXIT_CODE 2 OUTPUT "unknown tensor file type")
 memledger_cli_test(run_unsupported_op ARGS run ${onnx_data}/custom_op.onnx

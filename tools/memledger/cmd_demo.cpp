@@ -98,7 +98,7 @@ struct ReportArgs {
 // `--html`/`--json`: the report of one plan of the teaching example, as `plan` writes it
 // for a model file; `--compare-html`: the model a user brings beside variant C, as
 // `optimize --html` shows a rewrite.
-void write_reports(const ReportArgs& args, const DeviceProfile& profile) {
+void write_reports(const ReportArgs& args, const DeviceProfile& profile, OutputSet& outputs) {
   const Graph expanded_graph = teaching::expanded_mul_add_model();
   const MemoryPlan expanded_plan = plan_memory(expanded_graph, profile);
   const std::string expanded_name = "teaching: Mul + Add, expanded constants";
@@ -121,23 +121,19 @@ void write_reports(const ReportArgs& args, const DeviceProfile& profile) {
     const std::string name = expanded    ? expanded_name
                              : optimized ? std::string("teaching: Mul + Add after optimize")
                                          : fmt::format("teaching {}: {}", variant->letter, variant->title);
-    if (!args.html_path.empty()) {
-      write_output_file(args.html_path, plan_report_html(graph, plan, profile, name));
-      fmt::print("\nwrote {}\n", args.html_path);
-    }
-    if (!args.json_path.empty()) {
-      write_output_file(args.json_path, plan_report_json(graph, plan, profile, name));
-      fmt::print("wrote {}\n", args.json_path);
-    }
+    if (!args.html_path.empty()) outputs.stage(args.html_path, plan_report_html(graph, plan, profile, name));
+    if (!args.json_path.empty()) outputs.stage(args.json_path, plan_report_json(graph, plan, profile, name));
   }
   if (!args.compare_html_path.empty()) {
     const teaching::Variant& c = find_variant('C');
     const MemoryPlan c_plan = plan_memory(c.graph, profile, c.options);
-    write_output_file(args.compare_html_path,
-                      compare_report_html({expanded_graph, expanded_plan, profile, expanded_name},
-                                          {c.graph, c_plan, profile, fmt::format("teaching C: {}", c.title)}));
-    fmt::print("wrote {}\n", args.compare_html_path);
+    outputs.stage(args.compare_html_path,
+                  compare_report_html({expanded_graph, expanded_plan, profile, expanded_name},
+                                      {c.graph, c_plan, profile, fmt::format("teaching C: {}", c.title)}));
   }
+  outputs.commit();
+  for (size_t i = 0; i < outputs.committed().size(); ++i)
+    fmt::print("{}wrote {}\n", i == 0 ? "\n" : "", outputs.committed()[i].string());
 }
 
 void print_traffic_story(const DeviceProfile& profile) {
@@ -219,6 +215,11 @@ void register_demo(CLI::App& app, int& /*exit_code*/) {
   command->add_option("--compare-html", reports->compare_html_path,
                       "write the expanded model beside variant C as one HTML page");
   command->callback([device, reports] {
+    OutputSet outputs;
+    protect_device_file(outputs, *device);
+    if (!reports->html_path.empty()) outputs.declare(reports->html_path, "--html");
+    if (!reports->json_path.empty()) outputs.declare(reports->json_path, "--json");
+    if (!reports->compare_html_path.empty()) outputs.declare(reports->compare_html_path, "--compare-html");
     const DeviceProfile profile = resolve_device(*device);
     fmt::print("memledger demo: the teaching example (DESIGN.md §5)\n");
     fmt::print("device: {}\n\n", describe_profile(profile));
@@ -226,7 +227,7 @@ void register_demo(CLI::App& app, int& /*exit_code*/) {
     print_plan_story(profile);
     print_traffic_story(profile);
     print_rewrite_story(profile);
-    write_reports(*reports, profile);
+    write_reports(*reports, profile, outputs);
   });
 }
 

@@ -3,23 +3,19 @@
 // (report/diff.h states the rule).
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "commands.h"
 #include "memledger/core/error.h"
+#include "memledger/core/input_file.h"
+#include "memledger/core/text.h"
 #include "memledger/report/diff.h"
 
 namespace memledger::cli {
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("{}: cannot read", path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+// A plan report of 20,000 outputs is a few tens of MB; a bigger file is not one of ours.
+constexpr int64_t kMaxReportBytes = int64_t{512} << 20;
+
+std::string read_text(const std::string& path) { return read_input_file(path, kMaxReportBytes, "plan report"); }
 
 }  // namespace
 
@@ -30,7 +26,8 @@ void register_diff(CLI::App& app, int& exit_code) {
   command->add_option("AFTER", paths->second, "plan report (plan --json)")->required();
   command->callback([paths, &exit_code] {
     const ReportDiff d = diff_reports(read_text(paths->first), read_text(paths->second), paths->first, paths->second);
-    fmt::print("before: {}\nafter:  {}\n{}", d.model_before, d.model_after, format_diff(d));
+    fmt::print("before: {}\nafter:  {}\n{}", escape_for_terminal(d.model_before), escape_for_terminal(d.model_after),
+               format_diff(d));
     exit_code = 0;
   });
 }

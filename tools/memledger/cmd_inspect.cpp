@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "device_option.h"
+#include "memledger/core/text.h"
 #include "memledger/onnx/import.h"
 #include "memledger/passes/fold_constants.h"
 #include "memledger/report/inspect_report.h"
@@ -29,8 +30,9 @@ void run_inspect(const InspectOptions& o) {
   Graph g = import_onnx_file(o.model, import_options);
   fold_identity_constants(g);  // exporter Identity nodes over initializers are no work
   const Inspection inspection = inspect_graph(g, profile);
+  // Names in the text form come from the file: control characters are printed escaped.
   fmt::print("{}", o.format == "json" ? inspection_json(g, profile, inspection, o.model)
-                                      : inspection_text(g, profile, inspection, o.model));
+                                      : escape_for_terminal(inspection_text(g, profile, inspection, o.model), true));
 }
 
 }  // namespace

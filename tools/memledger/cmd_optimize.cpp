@@ -10,6 +10,7 @@
 #include "device_option.h"
 #include "memledger/core/error.h"
 #include "memledger/core/output_file.h"
+#include "memledger/core/text.h"
 #include "memledger/ir/printer.h"
 #include "memledger/onnx/export.h"
 #include "memledger/plan/memory_plan.h"
@@ -18,6 +19,7 @@
 #include "memledger/report/json_report.h"
 #include "memledger/verify/optimize.h"
 #include "model_options.h"
+#include "option_checks.h"
 
 namespace memledger::cli {
 namespace {
@@ -31,22 +33,14 @@ struct OptimizeArgs {
   bool dump = false;
 };
 
-// Every output path is checked before any work, so a refusal leaves nothing behind.
-void check_output_paths(const OptimizeArgs& args) {
-  const std::vector<std::pair<const char*, std::string>> outputs{
-      {"-o", args.output}, {"--json", args.json_path}, {"--html", args.html_path}};
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const auto& [flag, path] = outputs[i];
-    if (path.empty()) continue;
-    if (same_file(path, args.model.path)) fail("{} {}: refusing to overwrite the input model", flag, path);
-    for (size_t j = 0; j < i; ++j)
-      if (!outputs[j].second.empty() && same_file(path, outputs[j].second))
-        fail("{} {}: the same file as {}", flag, path, outputs[j].first);
-  }
-}
-
 void run_optimize(const OptimizeArgs& args, int& exit_code) {
-  check_output_paths(args);
+  // Every output is checked before any work, so a refusal leaves nothing behind.
+  OutputSet outputs;
+  outputs.protect_input(args.model.path);
+  protect_device_file(outputs, args.device);
+  outputs.declare(args.output, "-o");
+  if (!args.json_path.empty()) outputs.declare(args.json_path, "--json");
+  if (!args.html_path.empty()) outputs.declare(args.html_path, "--html");
   const DeviceProfile profile = resolve_device(args.device);
   const Graph original = load_model(args.model);
   OptimizeOptions options;
@@ -54,8 +48,8 @@ void run_optimize(const OptimizeArgs& args, int& exit_code) {
   options.pass_options.approximate_tolerance = args.approximate;
   options.verify = {.seed = args.seed, .rtol = args.tolerance};
   if (args.dump) {
-    fmt::print("// input\n{}", print_graph(original));
-    options.dump = [](const std::string& text) { fmt::print("{}", text); };
+    fmt::print("// input\n{}", escape_for_terminal(print_graph(original), true));
+    options.dump = [](const std::string& text) { fmt::print("{}", escape_for_terminal(text, true)); };
   }
   const OptimizeResult result = optimize_graph(original, options);
 
@@ -64,7 +58,8 @@ void run_optimize(const OptimizeArgs& args, int& exit_code) {
   for (const PipelineStep& s : result.steps)
     fmt::print("{:<22} {:>8} {:>14}\n", s.pass, s.result.nodes_rewritten, s.result.bytes_saved);
   if (result.lowered > 0) fmt::print("as written: {} Affine lowered to Mul + Add\n", result.lowered);
-  fmt::print("verification (seed {}, rtol {}):\n{}", args.seed, options.verify.rtol, result.verification.describe());
+  fmt::print("verification (seed {}, rtol {}):\n{}", args.seed, options.verify.rtol,
+             escape_for_terminal(result.verification.describe(), true));
   if (args.approximate > 0)
     fmt::print("approximate (tolerance {}): measured output error max|diff| {:.3g}, max rel {:.3g}\n", args.approximate,
                result.verification.max_abs, result.verification.max_rel);
@@ -101,17 +96,11 @@ void run_optimize(const OptimizeArgs& args, int& exit_code) {
     html_text =
         compare_report_html({original, before, profile, args.model.path}, {result.graph, after, profile, args.output});
 
-  const std::vector<std::filesystem::path> inputs{args.model.path};
-  write_output_file(args.output, model_bytes, inputs);
-  fmt::print("wrote {}\n", args.output);
-  if (!args.json_path.empty()) {
-    write_output_file(args.json_path, json_text, inputs);
-    fmt::print("wrote {}\n", args.json_path);
-  }
-  if (!args.html_path.empty()) {
-    write_output_file(args.html_path, html_text, inputs);
-    fmt::print("wrote {}\n", args.html_path);
-  }
+  outputs.stage(args.output, model_bytes);
+  if (!args.json_path.empty()) outputs.stage(args.json_path, json_text);
+  if (!args.html_path.empty()) outputs.stage(args.html_path, html_text);
+  outputs.commit();
+  for (const auto& path : outputs.committed()) fmt::print("wrote {}\n", path.string());
 }
 
 }  // namespace
@@ -130,11 +119,13 @@ void register_optimize(CLI::App& app, int& exit_code) {
   command
       ->add_option("--approximate", args->approximate,
                    "also treat scales within TOL of 1 as 1 (changes numbers; the error is measured)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_non_negative());
   command->add_option("--tolerance", args->tolerance, "relative tolerance of the verification")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_non_negative())
       ->capture_default_str();
-  command->add_option("--seed", args->seed, "seed of the verification inputs")->capture_default_str();
+  command->add_option("--seed", args->seed, "seed of the verification inputs")
+      ->check(unsigned_integer())
+      ->capture_default_str();
   command->add_flag("--dump", args->dump, "print the text form after each pass");
   command->callback([args, &exit_code] { run_optimize(*args, exit_code); });
 }

@@ -9,6 +9,7 @@
 #include "exact_progress.h"
 #include "memledger/core/error.h"
 #include "memledger/core/output_file.h"
+#include "memledger/core/text.h"
 #include "memledger/plan/allocate/csv.h"
 #include "memledger/plan/memory_plan.h"
 #include "memledger/plan/schedule.h"
@@ -18,6 +19,7 @@
 #include "memledger/report/text_report.h"
 #include "memledger/sim/sim_report.h"
 #include "model_options.h"
+#include "option_checks.h"
 
 namespace memledger::cli {
 namespace {
@@ -44,6 +46,14 @@ std::string plan_csv(const MemoryPlan& plan) {
 }
 
 void run_plan(const PlanArgs& args, int& exit_code) {
+  // Every output is checked before any work, so a refusal leaves nothing behind.
+  OutputSet outputs;
+  outputs.protect_input(args.model.path);
+  protect_device_file(outputs, args.device);
+  if (!args.json_path.empty()) outputs.declare(args.json_path, "--json");
+  if (!args.csv_path.empty()) outputs.declare(args.csv_path, "--csv");
+  if (!args.html_path.empty()) outputs.declare(args.html_path, "--html");
+  if (!args.c_header_path.empty()) outputs.declare(args.c_header_path, "--emit-c");
   const DeviceProfile profile = resolve_device(args.device);
   const ScheduleKind schedule_kind = parse_schedule_kind(args.schedule);
   Graph graph = load_model(args.model);
@@ -70,9 +80,10 @@ void run_plan(const PlanArgs& args, int& exit_code) {
     plan.schedule = std::move(schedule);
   }
 
-  fmt::print("model: {} ({} nodes, {} buffers)\n", args.model.path, graph.order().size(), plan.liveness.buffers.size());
+  fmt::print("model: {} ({} nodes, {} buffers)\n", escape_for_terminal(args.model.path), graph.order().size(),
+             plan.liveness.buffers.size());
   fmt::print("device: {}\n\n", describe_profile(profile));
-  fmt::print("{}", text_report(plan, {.buffers = !args.brief}));
+  fmt::print("{}", escape_for_terminal(text_report(plan, {.buffers = !args.brief}), true));
 
   std::optional<sim::SimReport> sim_report;
   if (args.sim) {
@@ -80,20 +91,18 @@ void run_plan(const PlanArgs& args, int& exit_code) {
         graph, profile,
         {.parameters = args.sim_reload ? sim::ParameterReuse::kReloadPerTile : sim::ParameterReuse::kReuse,
          .kernel_workspace = !args.sim_no_workspace});
-    fmt::print("\n{}", sim::sim_report_text(*sim_report));
+    fmt::print("\n{}", escape_for_terminal(sim::sim_report_text(*sim_report), true));
   }
 
-  const std::vector<std::filesystem::path> inputs{args.model.path};
   if (!args.json_path.empty()) {
-    write_output_file(args.json_path,
-                      plan_report_json(graph, plan, profile, args.model.path, sim_report ? &*sim_report : nullptr),
-                      inputs);
+    outputs.stage(args.json_path,
+                  plan_report_json(graph, plan, profile, args.model.path, sim_report ? &*sim_report : nullptr));
   }
-  if (!args.csv_path.empty()) write_output_file(args.csv_path, plan_csv(plan), inputs);
-  if (!args.html_path.empty())
-    write_output_file(args.html_path, plan_report_html(graph, plan, profile, args.model.path), inputs);
+  if (!args.csv_path.empty()) outputs.stage(args.csv_path, plan_csv(plan));
+  if (!args.html_path.empty()) outputs.stage(args.html_path, plan_report_html(graph, plan, profile, args.model.path));
   if (!args.c_header_path.empty())
-    write_output_file(args.c_header_path, plan_c_header(graph, plan, profile, args.model.path), inputs);
+    outputs.stage(args.c_header_path, plan_c_header(graph, plan, profile, args.model.path));
+  outputs.commit();
   if (!plan.fits) {
     fmt::print(stderr, "memledger: the plan needs {} B but '{}' has {} B ({} B too many)\n", plan.arena_bytes,
                profile.name, profile.capacity_bytes, plan.arena_bytes - profile.capacity_bytes);
@@ -116,7 +125,7 @@ void register_plan(CLI::App& app, int& exit_code) {
                       "write the placement problem and offsets as CSV (id,lower,upper,size,offset)");
   command->add_option("--algorithm", args->algorithm, "placement: naive, greedy or exact")->capture_default_str();
   command->add_option("--time-budget", args->time_budget, "seconds the exact placement may search")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_non_negative())
       ->capture_default_str();
   command
       ->add_option("--schedule", args->schedule,

@@ -20,7 +20,11 @@
 #include "commands.h"
 #include "device_option.h"
 #include "fit_options.h"
+#include "memledger/core/checked.h"
 #include "memledger/core/error.h"
+#include "memledger/core/input_file.h"
+#include "memledger/core/output_file.h"
+#include "memledger/core/text.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/compare.h"
 #include "memledger/exec/executor.h"
@@ -34,11 +38,17 @@
 #include "memledger/report/fit_report.h"
 #include "memledger/verify/verify.h"
 #include "model_options.h"
+#include "option_checks.h"
 
 namespace memledger::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A tensor file's bytes in the format its extension names.
+std::string serialize_tensor(const std::string& path, const Tensor& t, const std::string& name) {
+  return is_tensor_proto_path(path) ? serialize_tensor_proto(t, name) : serialize_npy(t);
+}
 
 struct RunCommandOptions {
   ModelOptions model;
@@ -57,6 +67,7 @@ struct RunCommandOptions {
   bool no_prepack = false;
   bool fit = false;
   FitCliOptions fit_options;
+  int64_t max_memory = kDefaultMaxMemoryBytes;
 };
 
 // With --fit, both runs use the reference kernels: the fit's plan is sized by the op
@@ -64,7 +75,8 @@ struct RunCommandOptions {
 ExecOptions exec_options(const RunCommandOptions& o) {
   return {.kernels = o.fit ? KernelSet::kReference : *parse_kernel_set(o.kernels),
           .threads = o.threads,
-          .prepack_weights = !o.no_prepack};
+          .prepack_weights = !o.no_prepack,
+          .max_memory_bytes = o.max_memory};
 }
 
 // Median and spread of `repeat` timed runs after one warm-up, onnxruntime perf-tool style.
@@ -81,12 +93,6 @@ void print_repeat(const std::string& what, int repeat, const std::function<void(
   const double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
   fmt::print("{}: {} runs after a warm-up: median {:.3f} ms, min {:.3f}, max {:.3f}, mean {:.3f}\n", what, repeat,
              median, ms.front(), ms.back(), mean);
-}
-
-bool same_file(const fs::path& a, const fs::path& b) {
-  std::error_code ec;
-  if (fs::equivalent(a, b, ec)) return true;
-  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
 }
 
 // A file name for an output: its name with anything but [A-Za-z0-9._-] replaced.
@@ -112,16 +118,20 @@ std::string summary(const Tensor& t) {
 std::vector<Tensor> timed_run(const Graph& graph, const std::vector<Tensor>& inputs, double& ms,
                               const ExecOptions& exec) {
   const auto start = std::chrono::steady_clock::now();
-  std::vector<Tensor> out = run_graph(graph, inputs, {.kernels = exec.kernels, .threads = exec.threads});
+  std::vector<Tensor> out = run_graph(
+      graph, inputs, {.kernels = exec.kernels, .threads = exec.threads, .max_memory_bytes = exec.max_memory_bytes});
   ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
 
 // The inputs from --input NAME=FILE, every graph input exactly once; or seeded ones.
-std::vector<Tensor> load_inputs(const Graph& graph, const RunCommandOptions& o, std::vector<fs::path>& files) {
+std::vector<Tensor> load_inputs(const Graph& graph, const RunCommandOptions& o, OutputSet& outputs) {
+  const int64_t input_bytes = graph_input_bytes(graph);
+  if (input_bytes > o.max_memory)
+    fail("the graph's inputs hold {} B, more than the memory limit of {} B (--max-memory)", input_bytes, o.max_memory);
   if (o.inputs.empty()) {
     fmt::print("inputs: seeded random (seed {})\n", o.seed);
-    return random_inputs(graph, o.seed);
+    return random_inputs(graph, o.seed, o.max_memory);
   }
   std::map<std::string, std::string> given;
   for (const std::string& text : o.inputs) {
@@ -137,11 +147,14 @@ std::vector<Tensor> load_inputs(const Graph& graph, const RunCommandOptions& o, 
     auto it = given.find(v.name);
     if (it == given.end())
       fail("input '{}' ({} {}) has no --input file", v.name, dtype_name(v.dtype), shape_to_string(v.shape));
-    NamedTensor t = read_tensor_file(it->second);
+    // A file may hold its header and, for .pb, varint-coded integers besides the data.
+    const int64_t expected = checked_mul(element_count(v.shape, v.name), host_element_bytes(v.dtype), v.name);
+    const int64_t bound = checked_add(checked_mul(expected, 3, v.name), int64_t{1} << 20, v.name);
+    outputs.protect_input(it->second);
+    NamedTensor t = read_tensor_file(it->second, bound);
     if (t.tensor.dtype() != v.dtype || t.tensor.shape() != v.shape)
       fail("input '{}': {} holds {} {}, the model expects {} {}", v.name, it->second, dtype_name(t.tensor.dtype()),
            shape_to_string(t.tensor.shape()), dtype_name(v.dtype), shape_to_string(v.shape));
-    files.emplace_back(it->second);
     inputs.push_back(std::move(t.tensor));
     given.erase(it);
   }
@@ -182,6 +195,8 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
   const ExecOptions exec = exec_options(o);
   if (!fit) plan = plan_for_kernels(reordered, profile, exec);
   Executor executor(graph, exec);
+  if (plan.arena_bytes > o.max_memory)
+    fail("the arena of {} B is more than the memory limit of {} B (--max-memory)", plan.arena_bytes, o.max_memory);
   const auto start = std::chrono::steady_clock::now();
   const ArenaRunReport r = run_in_arena(executor, graph, plan, inputs, outputs);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -214,9 +229,24 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
 }
 
 void run_command(const RunCommandOptions& o, int& exit_code) {
+  OutputSet files;
+  files.protect_input(o.model.path);
+  if (!o.compare.empty()) files.protect_input(o.compare);
+  if (o.arena) protect_device_file(files, o.device);
+  if (!o.output_dir.empty()) {
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(o.output_dir, ec)) && !fs::is_directory(o.output_dir, ec))
+      fail("--output-dir {}: not a folder", o.output_dir);
+  }
   const Graph graph = load_model(o.model);
-  std::vector<fs::path> input_files{o.model.path};
-  const std::vector<Tensor> inputs = load_inputs(graph, o, input_files);
+  // Every output path is known once the model is: checked before anything runs.
+  std::vector<fs::path> targets;
+  if (!o.output_dir.empty())
+    for (ValueId id : graph.outputs()) {
+      targets.push_back(fs::path(o.output_dir) / (file_stem(graph.value(id).name) + "." + o.output_format));
+      files.declare(targets.back(), "--output-dir", true);
+    }
+  const std::vector<Tensor> inputs = load_inputs(graph, o, files);
 
   const ExecOptions exec = exec_options(o);
   double ms = 0;
@@ -233,7 +263,8 @@ void run_command(const RunCommandOptions& o, int& exit_code) {
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Value& v = graph.value(graph.outputs()[i]);
-    fmt::print("output '{}': {} {}: {}\n", v.name, dtype_name(v.dtype), shape_to_string(v.shape), summary(outputs[i]));
+    fmt::print("output '{}': {} {}: {}\n", escape_for_terminal(v.name), dtype_name(v.dtype), shape_to_string(v.shape),
+               summary(outputs[i]));
   }
 
   if (o.arena && !arena_run(graph, o, inputs, outputs)) {
@@ -264,7 +295,7 @@ void run_command(const RunCommandOptions& o, int& exit_code) {
     std::vector<std::string> names;
     for (ValueId id : graph.outputs()) names.push_back(graph.value(id).name);
     const Verification v = compare_outputs(names, outputs, reference, o.tolerance);
-    fmt::print("{}", v.describe());
+    fmt::print("{}", escape_for_terminal(v.describe(), true));
     differs = !v.ok;
   }
   if (differs) {
@@ -273,25 +304,10 @@ void run_command(const RunCommandOptions& o, int& exit_code) {
     return;
   }
 
-  if (!o.output_dir.empty()) {
-    std::error_code ec;
-    fs::create_directories(o.output_dir, ec);
-    if (ec) fail("--output-dir {}: {}", o.output_dir, ec.message());
-    std::vector<fs::path> targets;
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      const fs::path target =
-          fs::path(o.output_dir) / (file_stem(graph.value(graph.outputs()[i]).name) + "." + o.output_format);
-      for (const fs::path& input : input_files)
-        if (same_file(target, input)) fail("refusing to write output over the input file {}", input.string());
-      for (const fs::path& earlier : targets)
-        if (earlier == target) fail("two outputs would both be written to {}", target.string());
-      targets.push_back(target);
-    }
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      write_tensor_file(targets[i].string(), outputs[i], graph.value(graph.outputs()[i]).name);
-      fmt::print("wrote {}\n", targets[i].string());
-    }
-  }
+  for (size_t i = 0; i < targets.size(); ++i)
+    files.stage(targets[i], serialize_tensor(targets[i].string(), outputs[i], graph.value(graph.outputs()[i]).name));
+  files.commit();
+  for (const fs::path& path : files.committed()) fmt::print("wrote {}\n", path.string());
   exit_code = static_cast<int>(ExitCode::kOk);
 }
 
@@ -307,13 +323,21 @@ void register_run(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"npy", "pb"}))
       ->capture_default_str();
   command->add_option("--seed", options->seed, "seed of the random inputs when no --input is given")
+      ->check(unsigned_integer())
       ->capture_default_str();
   command->add_option("--compare", options->compare, "run this model on the same inputs and compare the outputs");
   command
       ->add_option("--tolerance", options->tolerance,
                    "with --compare: exit code 4 when an element differs by more than tolerance × (max|other output| + "
                    "|other element|)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_non_negative())
+      ->capture_default_str();
+  command
+      ->add_option("--max-memory", options->max_memory,
+                   "bytes the interpreter may hold at once (suffixes K, M, G: powers of 1024); a buffer past it is "
+                   "refused, naming the node")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   auto* arena = command->add_flag(
       "--arena", options->arena,

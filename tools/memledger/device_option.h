@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "memledger/core/output_file.h"
 #include "memledger/device/profile.h"
 
 namespace memledger::cli {
@@ -13,5 +14,8 @@ inline void add_device_option(CLI::App* command, std::string& device, const std:
   command->add_option("--device", device, "device profile: a built-in name (teaching, host, mcu) or a TOML file")
       ->capture_default_str();
 }
+
+// Protects the profile file `--device` names (not a built-in name) from being an output.
+void protect_device_file(OutputSet& outputs, const std::string& device);
 
 }  // namespace memledger::cli

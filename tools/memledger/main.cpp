@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "memledger/core/error.h"
+#include "memledger/core/text.h"
 #include "memledger/version.h"
 
 int main(int argc, char** argv) {
@@ -27,7 +28,8 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : static_cast<int>(memledger::ExitCode::kBadInput);
   } catch (const memledger::Error& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "memledger: error: %s\n", e.what());
+    // Names in messages come from files: control characters are printed escaped.
+    std::fprintf(stderr, "memledger: error: %s\n", memledger::escape_for_terminal(e.what()).c_str());
     return static_cast<int>(e.code());
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "memledger: error: out of memory\n");

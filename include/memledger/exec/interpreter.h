@@ -26,7 +26,13 @@ struct RunOptions {
   // The fast set (oneDNN where it takes a node) unless asked otherwise; threads for it.
   KernelSet kernels = KernelSet::kFast;
   int threads = 1;
+  // Activation and workspace bytes live at once; a buffer that would pass it is an Error
+  // naming the node, the value and the bytes, raised before the allocation.
+  int64_t max_memory_bytes = kDefaultMaxMemoryBytes;
 };
+
+// The bytes the graph's inputs hold (what random_inputs or the input files allocate).
+int64_t graph_input_bytes(const Graph& graph);
 
 // The reason `node` cannot run with the reference kernels (unsupported operator, dtype or
 // attribute), or empty. (The fast set: unsupported_reason(graph, node, set) in executor.h.)
@@ -48,6 +54,8 @@ std::optional<std::vector<Tensor>> evaluate_constant_node(const Graph& graph, co
 
 // Seeded inputs for every graph input: floats N(0,1), integers in a small range, the same
 // for the same seed on every machine.
-std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed);
+// Inputs holding more than `max_bytes` together are an Error (naming the bytes), not an
+// allocation.
+std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed, int64_t max_bytes = kDefaultMaxMemoryBytes);
 
 }  // namespace memledger

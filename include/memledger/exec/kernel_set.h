@@ -21,6 +21,9 @@ std::string_view kernel_set_name(KernelSet set);
 // "fast" or "reference"; nullopt otherwise.
 std::optional<KernelSet> parse_kernel_set(std::string_view text);
 
+// What a run may hold at once unless told otherwise (`run --max-memory`).
+inline constexpr int64_t kDefaultMaxMemoryBytes = int64_t{2} << 30;
+
 struct ExecOptions {
   KernelSet kernels = KernelSet::kFast;
   int threads = 1;  // the fast kernels' threads (the reference kernels have none)
@@ -28,6 +31,9 @@ struct ExecOptions {
   // the executor is made, and held by it (Executor::prepacked_bytes(), outside the plan).
   // Off: they are reordered on every run into the node's declared workspace.
   bool prepack_weights = true;
+  // Activation and workspace bytes live at once during a run; a buffer that would pass it
+  // is an Error naming the node, the value and the bytes, raised before the allocation.
+  int64_t max_memory_bytes = kDefaultMaxMemoryBytes;
 };
 
 // Where a planner takes a node's contract from (PlanOptions::contracts).

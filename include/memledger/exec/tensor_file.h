@@ -4,6 +4,7 @@
 // leaves nothing behind.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "memledger/core/tensor.h"
@@ -15,7 +16,9 @@ struct NamedTensor {
   Tensor tensor;
 };
 
-NamedTensor read_tensor_file(const std::string& path);
+// The file's kind and size are checked before it is read: a directory, FIFO or device, or
+// a file over `max_bytes`, is an Error naming it.
+NamedTensor read_tensor_file(const std::string& path, int64_t max_bytes = int64_t{2} << 30);
 // `name` is stored in a .pb (TensorProto.name) and ignored for .npy.
 void write_tensor_file(const std::string& path, const Tensor& tensor, const std::string& name = "");
 

@@ -5,6 +5,7 @@
 #include <bit>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <queue>
 #include <set>
 #include <tuple>
@@ -136,7 +137,10 @@ std::vector<int32_t> ranks(const Problem& problem, GreedyOrder order) {
   ML_CHECK(false, "unknown order");
 }
 
-std::vector<int64_t> bottom_up(const Problem& problem, GreedyOrder order) {
+// `max_requeues` < 0: no limit. Otherwise nothing is returned once more buffers than that
+// were re-queued: many buffers live at once (20,000 graph outputs) re-queue each other
+// after every placement, O(n^2 log n); the portfolio then leaves this run out.
+std::optional<std::vector<int64_t>> bottom_up(const Problem& problem, GreedyOrder order, int64_t max_requeues) {
   const std::vector<Buffer>& bs = problem.buffers;
   const CompressedTimes t = compress_times(problem);
   const std::vector<int32_t> rank = ranks(problem, order);
@@ -167,6 +171,7 @@ std::vector<int64_t> bottom_up(const Problem& problem, GreedyOrder order) {
     // the buffer on top needs its true lowest offset.
     const int64_t offset = lowest(i);
     if (offset > known) {
+      if (max_requeues >= 0 && max_requeues-- == 0) return std::nullopt;
       queue.emplace(offset, r, i);
       continue;
     }
@@ -290,11 +295,16 @@ constexpr std::array kFullPortfolio = {
 constexpr size_t kLargeProblem = 100'000;
 static_assert(kFullPortfolio[4].strategy == GreedyStrategy::kSweepBestFit);
 
-Solution run_one(const Problem& problem, GreedyRun run, int64_t bound) {
+std::optional<Solution> run_one(const Problem& problem, GreedyRun run, int64_t bound, int64_t max_requeues = -1) {
   Solution solution;
   solution.algorithm = fmt::format("greedy {}/{}", to_string(run.strategy), to_string(run.order));
-  solution.offsets =
-      run.strategy == GreedyStrategy::kBottomUp ? bottom_up(problem, run.order) : sweep_best_fit(problem, run.order);
+  if (run.strategy == GreedyStrategy::kBottomUp) {
+    auto offsets = bottom_up(problem, run.order, max_requeues);
+    if (!offsets) return std::nullopt;
+    solution.offsets = std::move(*offsets);
+  } else {
+    solution.offsets = sweep_best_fit(problem, run.order);
+  }
   solution.arena_bytes = arena_bytes(problem, solution.offsets);
   solution.optimal = solution.arena_bytes == bound;
   return solution;
@@ -335,17 +345,21 @@ Solution plan_greedy(const Problem& problem, GreedyRun run) {
   if (run.strategy == GreedyStrategy::kSweepBestFit && has_fixed_offsets(problem)) {
     fail("the sweep best-fit heuristic does not take fixed offsets");
   }
-  return run_one(problem, run, lower_bound(problem).bytes);
+  return *run_one(problem, run, lower_bound(problem).bytes);
 }
 
 Solution plan_greedy(const Problem& problem) {
   const int64_t bound = lower_bound(problem).bytes;
   const bool fixed = has_fixed_offsets(problem);
   Solution best;
+  // Without fixed offsets the sweep (O(n log n)) is in the portfolio, so a bottom-up run
+  // may give up; with them bottom-up is all there is.
+  const int64_t max_requeues = fixed ? -1 : 16 * static_cast<int64_t>(problem.buffers.size()) + 4096;
   for (const GreedyRun& run : greedy_portfolio(problem.buffers.size())) {
     if (fixed && run.strategy == GreedyStrategy::kSweepBestFit) continue;
-    Solution solution = run_one(problem, run, bound);
-    if (best.algorithm.empty() || solution.arena_bytes < best.arena_bytes) best = std::move(solution);
+    std::optional<Solution> solution = run_one(problem, run, bound, max_requeues);
+    if (!solution) continue;
+    if (best.algorithm.empty() || solution->arena_bytes < best.arena_bytes) best = std::move(*solution);
     if (best.optimal) break;
   }
   return best;
