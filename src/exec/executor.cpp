@@ -6,6 +6,7 @@
 
 #include "exec/fast/prepared_node.h"
 #include "kernel.h"
+#include "memledger/core/checked.h"
 #include "memledger/device/tensor_layout.h"
 #include "memledger/ir/op_table.h"
 
@@ -248,6 +249,19 @@ int64_t Executor::prepacked_bytes() const {
 }
 
 std::vector<Tensor> Executor::make_outputs() const {
+  // The output tensors count against the memory limit too, before any is allocated.
+  int64_t bytes = 0;
+  for (ValueId id : state_->graph.outputs()) {
+    const Value& v = state_->graph.value(id);
+    if (v.is_constant()) continue;
+    bytes = checked_add(bytes, state_->bytes[id.index], "the graph's outputs");
+    if (bytes > state_->options.max_memory_bytes)
+      fail(
+          "node {}: graph output '{}' needs {} B; with the other outputs that passes the memory limit of {} B "
+          "(--max-memory)",
+          v.producer.valid() ? state_->graph.node(v.producer).label() : std::string("-"), v.name,
+          state_->bytes[id.index], state_->options.max_memory_bytes);
+  }
   std::vector<Tensor> outputs;
   for (ValueId id : state_->graph.outputs()) {
     const Value& v = state_->graph.value(id);
@@ -282,15 +296,19 @@ void Executor::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
   if (s.options.kernels == KernelSet::kFast) exec::fast::set_threads(s.options.threads);
 
   int64_t live_bytes = 0;
-  auto reserve = [&](int64_t bytes, const std::string& owner, const std::string& what) {
-    if (bytes > s.options.max_memory_bytes - live_bytes)
-      fail("{}: {} needs {} B; with {} B already live that passes the memory limit of {} B (--max-memory)", owner, what,
-           bytes, live_bytes, s.options.max_memory_bytes);
-    live_bytes += bytes;
+  // Messages are built only on a refusal: a run allocates nothing of its own.
+  auto reserve = [&](int64_t bytes, const Node* node, const Value* value) {
+    if (bytes <= s.options.max_memory_bytes - live_bytes) {
+      live_bytes += bytes;
+      return;
+    }
+    fail("{}: {} needs {} B; with {} B already live that passes the memory limit of {} B (--max-memory)",
+         node ? "node " + node->label() : std::string("graph input"),
+         value ? "'" + value->name + "'" : std::string("its workspace"), bytes, live_bytes, s.options.max_memory_bytes);
   };
-  auto take = [&](ValueId v, const std::string& owner) {
+  auto take = [&](ValueId v, const Node* node) {
     const Value& value = graph.value(v);
-    reserve(s.bytes[v.index], owner, "'" + value.name + "'");
+    reserve(s.bytes[v.index], node, &value);
     auto buffer = provider.value_buffer(v, s.bytes[v.index]);
     ML_CHECK(static_cast<int64_t>(buffer.size()) >= dense_bytes(value), "provider gave a short buffer for '{}'",
              value.name);
@@ -320,7 +338,7 @@ void Executor::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
   } guard{s, provider};
 
   for (size_t i = 0; i < inputs.size(); ++i) {
-    auto buffer = take(graph_inputs[i], "graph input");
+    auto buffer = take(graph_inputs[i], nullptr);
     if (!inputs[i].bytes().empty()) std::memcpy(buffer.data(), inputs[i].bytes().data(), inputs[i].bytes().size());
   }
   for (ValueId v : s.release_at_start) release(v);
@@ -347,12 +365,12 @@ void Executor::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       const ValueId v = node.outputs[i];
       if (!v.valid()) continue;
-      auto buffer = take(v, "node " + node.label());
+      auto buffer = take(v, &node);
       ctx.outputs[i].data = buffer.data() ? buffer.data() : &empty_output;
     }
     ctx.workspace = {};
     if (step.workspace_bytes > 0) {
-      reserve(step.workspace_bytes, "node " + node.label(), "its workspace");
+      reserve(step.workspace_bytes, &node, nullptr);
       ctx.workspace = provider.workspace(step.id, step.workspace_bytes);
       ML_CHECK(static_cast<int64_t>(ctx.workspace.size()) == step.workspace_bytes,
                "provider gave node {} a workspace of the wrong size", node.label());

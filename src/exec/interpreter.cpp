@@ -49,7 +49,11 @@ std::vector<Tensor> run_graph(const Graph& graph, const std::map<std::string, Te
 
 int64_t graph_input_bytes(const Graph& graph) {
   int64_t total = 0;
-  for (ValueId id : graph.inputs()) total = checked_add(total, dense_bytes(graph.value(id)), "the graph's inputs");
+  for (ValueId id : graph.inputs()) {
+    const Value& v = graph.value(id);
+    total = checked_add(total, checked_mul(element_count(v.shape, v.name), host_element_bytes(v.dtype), v.name),
+                        "the graph's inputs");
+  }
   return total;
 }
 

@@ -15,7 +15,7 @@ memledger_check_file(plan.emit_c_header ${FIT_DIR}/conv_bn_relu.h FIXTURES plan_
            "#define ML_BUFFER_COUNT 16\n" "#define ML_STEP_COUNT 6\n" "[{]\"conv.workspace\", 0, 1728, ML_WORKSPACE, 0, 0, -1[}]"
            "[{]\"conv\", \"Conv\", -1, 0, 3, 1, 10[}]")
 memledger_cli_test(plan.emit_c_refuses_input ARGS plan ${FIT_DATA}/conv_bn_relu.onnx --emit-c ${FIT_DATA}/conv_bn_relu.onnx
-  EXIT_CODE 2 OUTPUT "refusing to write an output over the input file")
+  EXIT_CODE 2 OUTPUT "--emit-c .*conv_bn_relu.onnx: refusing to overwrite the input file")
 
 # `memledger fit`: torchvision's mobilenet_v2 (224², the corpus) fits the built-in mcu profile
 # (256 KiB, int8, NHWC, 4-byte alignment, constants and input outside the arena) by patching;

@@ -140,7 +140,7 @@ TEST(DepthwiseInPlace, ArenaRunWithSharedBuffersIsBitIdenticalAndCorrect) {
     EXPECT_EQ(plan.liveness.buffers[static_cast<size_t>(*d->alias_of)].name, "r");
 
     const std::vector<Tensor> inputs{ramp(c.x, -1.0f, 0.013f, 173)};
-    const std::vector<Tensor> heap = run_graph(g, inputs);
+    const std::vector<Tensor> heap = run_graph(g, inputs, {.kernels = KernelSet::kReference});
     const ArenaRunReport r = run_in_arena(g, plan, inputs, heap);
     std::string why = r.failure;
     for (const auto& v : r.violations) why += "\n" + v.message;

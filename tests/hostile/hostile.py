@@ -351,17 +351,14 @@ CASES = [
               "(O(steps x live), 2*10^8 names here); needs a linear timeline form in plan/ledger and the schema"),
     C("plan_sim_huge_relu", ["plan", "huge_relu.onnx", "--sim", "--device", "dma_sim.toml", "--brief"], 3,
       ["huge_relu.onnx", "dma_sim.toml"], seconds=30),
-    # allocate: its input is protected by write_output_file; its own checks are pending
+    # allocate: one output set, its input protected, options range-checked
     C("allocate_partial_symlink", ["allocate", "p.csv", "-o", "q.csv"], 0, ["p.csv"], ["q.csv.partial"],
       new=["q.csv"]),
     C("allocate_output_over_input", ["allocate", "p.csv", "-o", "p.csv"], 2, ["p.csv"]),
     C("allocate_overlapping_fixed_offsets", ["allocate", "overlap.csv"], 2, ["overlap.csv"],
-      pending="cmd_allocate checks the greedy plan with ML_CHECK (abort) instead of refusing overlapping fixed "
-              "offsets at parse time"),
-    C("allocate_capacity_too_large", ["allocate", "p.csv", "--capacity", "99999999999999999999"], 2, ["p.csv"],
-      pending="cmd_allocate's --capacity has no range check"),
-    C("allocate_time_budget_nan", ["allocate", "p.csv", "--time-budget", "nan"], 2, ["p.csv"],
-      pending="cmd_allocate's --time-budget accepts NaN (use option_checks.h finite_non_negative)"),
+      message="buffers 'a' and 'b' have fixed offsets 0 and 50 that overlap while both are live"),
+    C("allocate_capacity_too_large", ["allocate", "p.csv", "--capacity", "99999999999999999999"], 2, ["p.csv"]),
+    C("allocate_time_budget_nan", ["allocate", "p.csv", "--time-budget", "nan"], 2, ["p.csv"]),
     # 9. messages
     C("plan_model_directory", ["plan", "dir.onnx"], 2, special=["dir.onnx"], message="dir.onnx: is a directory"),
     C("plan_model_fifo", ["plan", "fifo.onnx"], 2, special=["fifo.onnx"], message="fifo.onnx: is a FIFO"),

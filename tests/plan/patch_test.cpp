@@ -169,8 +169,8 @@ void expect_written_in_place(const Graph& g, const MemoryPlan& plan, bool one_pa
 // The patched graph gives bit-identical outputs, on the heap and inside its planned arena.
 void expect_same_numbers(const Graph& original, const PatchedGraph& patched, const std::vector<Tensor>& inputs) {
   verify_graph(patched.graph);
-  const std::vector<Tensor> reference = run_graph(original, inputs);
-  const std::vector<Tensor> got = run_graph(patched.graph, inputs);
+  const std::vector<Tensor> reference = run_graph(original, inputs, {.kernels = KernelSet::kReference});
+  const std::vector<Tensor> got = run_graph(patched.graph, inputs, {.kernels = KernelSet::kReference});
   ASSERT_EQ(got.size(), reference.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i] == reference[i]) << "output " << i << " differs";
   const MemoryPlan plan = plan_memory(patched.graph, with_model_dtypes(resolve_device("host")));
@@ -377,7 +377,7 @@ TEST(PatchCorpus, MobileNetV2PatchedRunsBitIdenticallyInsideItsArena) {
   const std::vector<ValueId> candidates = patch_split_candidates(g);
   ASSERT_GE(candidates.size(), 10u);
   const std::vector<Tensor> inputs{read_tensor_file((dir / "mobilenet_v2.input.npy").string()).tensor};
-  const std::vector<Tensor> reference = run_graph(g, inputs);
+  const std::vector<Tensor> reference = run_graph(g, inputs, {.kernels = KernelSet::kReference});
   // The first candidates are the stem Conv and its Clip; take splits a few blocks in.
   for (const auto& [index, rows, cols] :
        std::vector<std::tuple<size_t, int, int>>{{4, 2, 2}, {7, 3, 3}, {9, 4, 4}, {12, 5, 3}}) {
@@ -389,7 +389,7 @@ TEST(PatchCorpus, MobileNetV2PatchedRunsBitIdenticallyInsideItsArena) {
     // torchvision's own figure for mobilenet_v2 is 300 M multiply-adds.
     EXPECT_EQ(p.original_macs, graph_macs(g));
     EXPECT_NEAR(static_cast<double>(p.original_macs), 300.8e6, 0.1e6);
-    const std::vector<Tensor> got = run_graph(p.graph, inputs);
+    const std::vector<Tensor> got = run_graph(p.graph, inputs, {.kernels = KernelSet::kReference});
     ASSERT_EQ(got.size(), reference.size());
     EXPECT_TRUE(got[0] == reference[0]);
     const MemoryPlan plan = plan_memory(p.graph, with_model_dtypes(resolve_device("host")));
@@ -412,7 +412,7 @@ TEST(PatchCorpus, MobileNetV2PatchedRunsBitIdenticallyInsideItsArena) {
       apply_nested_patches(g, {.split = block7, .rows = 2, .cols = 1}, {.split = block4, .rows = 3, .cols = 4});
   EXPECT_EQ(nested.inner_rows * nested.inner_cols, 12);
   EXPECT_GT(nested.extra_macs(), 0);
-  EXPECT_EQ(run_graph(nested.graph, inputs).at(0), reference[0]);
+  EXPECT_EQ(run_graph(nested.graph, inputs, {.kernels = KernelSet::kReference}).at(0), reference[0]);
   const MemoryPlan plan = plan_memory(nested.graph, with_model_dtypes(resolve_device("host")));
   const ArenaRunReport r = run_in_arena(nested.graph, plan, inputs, reference);
   EXPECT_TRUE(r.clean()) << describe(r);
@@ -447,7 +447,7 @@ TEST(PatchCorpus, BatchNormAndMaxPoolStagesRunBitIdenticallyInsideTheirArenas) {
     EXPECT_TRUE(model == "resnet18" ? has_pool : has_bn);
     EXPECT_GT(p.extra_macs(), 0);
     const std::vector<Tensor> inputs = random_inputs(g, 21);
-    const std::vector<Tensor> reference = run_graph(g, inputs);
+    const std::vector<Tensor> reference = run_graph(g, inputs, {.kernels = KernelSet::kReference});
     const MemoryPlan plan = plan_memory(p.graph, with_model_dtypes(mcu));
     const ArenaRunReport r = run_in_arena(p.graph, plan, inputs, reference);
     EXPECT_TRUE(r.clean()) << describe(r);
@@ -474,8 +474,8 @@ TEST(PatchCorpus, DeepestSplitOfEveryCorpusModelRunsBitIdentically) {
       const ValueId split = candidates.back();
       const PatchedGraph p = apply_patches(g, {.split = split, .rows = 2, .cols = 2});
       const std::vector<Tensor> inputs = random_inputs(g, 17);
-      const std::vector<Tensor> reference = run_graph(g, inputs);
-      const std::vector<Tensor> got = run_graph(p.graph, inputs);
+      const std::vector<Tensor> reference = run_graph(g, inputs, {.kernels = KernelSet::kReference});
+      const std::vector<Tensor> got = run_graph(p.graph, inputs, {.kernels = KernelSet::kReference});
       ASSERT_EQ(got.size(), reference.size());
       for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i] == reference[i]) << g.value(split).name;
       std::printf("%-28s %2zu candidates, deepest '%s' %s, +%.1f%% MACs\n", file.c_str(), candidates.size(),

@@ -14,6 +14,7 @@
 #include "memledger/plan/allocate/allocation_json.h"
 #include "memledger/plan/allocate/csv.h"
 #include "memledger/plan/allocate/planner.h"
+#include "option_checks.h"
 
 namespace memledger::cli {
 namespace {
@@ -61,11 +62,11 @@ void print_run(const Problem& problem, const PlannerRun& run, int64_t bound) {
 }
 
 void run_allocate(const AllocateOptions& o) {
-  const std::vector<std::filesystem::path> inputs = {o.problem};
-  if (!o.output.empty() && same_file(o.output, o.problem)) {
-    fail("refusing to write the solution over the input file {} (choose another -o)", o.problem);
-  }
-  if (o.capacity && *o.capacity < 0) fail("--capacity {} is negative", *o.capacity);
+  // Every output is declared before any work and written together at the end (core/output_file).
+  OutputSet outputs;
+  outputs.protect_input(o.problem);
+  if (!o.output.empty()) outputs.declare(o.output, "-o");
+  if (!o.json.empty()) outputs.declare(o.json, "--json");
   const Problem problem = read_problem_csv(o.problem);
   const std::optional<Algorithm> algorithm = parse_algorithm(o.algorithm);
   ML_CHECK(algorithm.has_value(), "CLI11 admitted algorithm '{}'", o.algorithm);
@@ -92,10 +93,7 @@ void run_allocate(const AllocateOptions& o) {
   }
   fmt::print("arena        {} bytes, {}\n", a.best.arena_bytes, a.best.optimal ? "optimal" : "not proven optimal");
   if (a.capacity) fmt::print("capacity     {} bytes: {}\n", *a.capacity, to_string(a.verdict));
-  if (!o.json.empty()) {
-    write_output_file(o.json, allocation_json(problem, a, o.problem), inputs);
-    fmt::print("wrote        {}\n", o.json);
-  }
+  if (!o.json.empty()) outputs.stage(o.json, allocation_json(problem, a, o.problem));
   switch (a.verdict) {
     case Verdict::kNoCapacity:
     case Verdict::kFits:
@@ -121,10 +119,10 @@ void run_allocate(const AllocateOptions& o) {
                                                               : "the exact search was not run"),
                   ExitCode::kDoesNotFit);
   }
-  if (!o.output.empty()) {
-    write_solution_csv(o.output, problem, a.best);
-    fmt::print("wrote        {}\n", o.output);
-  }
+  if (!o.output.empty()) outputs.stage(o.output, format_solution_csv(problem, a.best));
+  outputs.commit();
+  if (!o.json.empty()) fmt::print("wrote        {}\n", o.json);
+  if (!o.output.empty()) fmt::print("wrote        {}\n", o.output);
 }
 
 }  // namespace
@@ -136,11 +134,13 @@ void register_allocate(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<AllocateOptions>();
   command->add_option("problem", options->problem, "problem CSV: id,lower,upper,size[,offset], upper exclusive")
       ->required();
-  command->add_option("--capacity", options->capacity,
-                      "bytes available: the search looks for a placement within them first; exit code 3 if none "
-                      "is found");
+  command
+      ->add_option("--capacity", options->capacity,
+                   "bytes available: the search looks for a placement within them first; exit code 3 if none "
+                   "is found")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 50));
   command->add_option("--time-budget", options->time_budget_seconds, "seconds for the exact search")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_non_negative())
       ->capture_default_str();
   command->add_option("-o,--output", options->output, "write the solution CSV (with offsets) here");
   command->add_option("--json", options->json, "write the figures and the search statistics as JSON here");

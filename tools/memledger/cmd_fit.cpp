@@ -24,6 +24,13 @@ struct FitArgs {
 };
 
 void run_fit_command(const FitArgs& args, int& exit_code) {
+  // Every output is checked before any work and all are written together at the end.
+  OutputSet outputs;
+  outputs.protect_input(args.model.path);
+  protect_device_file(outputs, args.device);
+  if (!args.json_path.empty()) outputs.declare(args.json_path, "--json");
+  if (!args.html_path.empty()) outputs.declare(args.html_path, "--html");
+  if (!args.c_header_path.empty()) outputs.declare(args.c_header_path, "--emit-c");
   const DeviceProfile profile = fit_profile(resolve_device(args.device), args.fit);
   const Graph graph = load_model(args.model);
   const FitResult fit = run_fit(graph, profile, args.fit, args.all_steps);
@@ -32,11 +39,9 @@ void run_fit_command(const FitArgs& args, int& exit_code) {
   fmt::print("device: {}\n", describe_profile(profile));
   fmt::print("{}", fit_report_text(fit, profile));
 
-  const std::vector<std::filesystem::path> inputs{args.model.path};
-  if (!args.json_path.empty())
-    write_output_file(args.json_path, fit_report_json(fit, profile, args.model.path), inputs);
+  if (!args.json_path.empty()) outputs.stage(args.json_path, fit_report_json(fit, profile, args.model.path));
   if (!args.html_path.empty())
-    write_output_file(args.html_path, plan_report_html(fit.graph, fit.plan, profile, args.model.path), inputs);
+    outputs.stage(args.html_path, plan_report_html(fit.graph, fit.plan, profile, args.model.path));
   if (!args.c_header_path.empty()) {
     CHeaderPatches patches;
     if (fit.patches)
@@ -44,11 +49,10 @@ void run_fit_command(const FitArgs& args, int& exit_code) {
                  .cols = fit.patches->spec.cols,
                  .split = fit.patches->split,
                  .patch_of_step = fit.patches->patch_of_step};
-    write_output_file(
-        args.c_header_path,
-        plan_c_header(fit.graph, fit.plan, profile, args.model.path, {.patches = fit.patches ? &patches : nullptr}),
-        inputs);
+    outputs.stage(args.c_header_path, plan_c_header(fit.graph, fit.plan, profile, args.model.path,
+                                                    {.patches = fit.patches ? &patches : nullptr}));
   }
+  outputs.commit();
   exit_code = static_cast<int>(fit.fits ? ExitCode::kOk : ExitCode::kDoesNotFit);
 }
 

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "memledger/core/error.h"
+#include "memledger/core/input_file.h"
 #include "memledger/core/output_file.h"
 
 namespace memledger::allocate {
@@ -120,18 +121,7 @@ Problem parse_problem_csv(std::string_view text, std::string_view source) {
 }
 
 Problem read_problem_csv(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) fail("{}: not a readable file", path.string());
-  const uintmax_t bytes = std::filesystem::file_size(path, ec);
-  if (ec) fail("{}: cannot read its size: {}", path.string(), ec.message());
-  if (bytes > static_cast<uintmax_t>(kMaxCsvBytes)) {
-    fail("{}: {} bytes is more than the {} bytes a problem file may have", path.string(), bytes, kMaxCsvBytes);
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("{}: cannot open: {}", path.string(), std::strerror(errno));
-  std::string text(static_cast<size_t>(bytes), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
+  const std::string text = read_input_file(path.string(), kMaxCsvBytes, "problem");
   return parse_problem_csv(text, path.string());
 }
 

@@ -31,6 +31,18 @@ void check_problem(const Problem& problem) {
       fail("the buffers' total size overflows 64 bits (at buffer '{}')", b.id);
     }
   }
+  // Fixed buffers that are live at once must not share a byte: no planner could keep both.
+  // Sorted by offset, each is checked against the fixed buffers that start below its end.
+  std::vector<const Buffer*> fixed;
+  for (const Buffer& b : problem.buffers)
+    if (b.fixed_offset && b.size > 0) fixed.push_back(&b);
+  std::sort(fixed.begin(), fixed.end(),
+            [](const Buffer* a, const Buffer* b) { return *a->fixed_offset < *b->fixed_offset; });
+  for (size_t i = 0; i < fixed.size(); ++i)
+    for (size_t j = i + 1; j < fixed.size() && *fixed[j]->fixed_offset < *fixed[i]->fixed_offset + fixed[i]->size; ++j)
+      if (fixed[i]->lower < fixed[j]->upper && fixed[j]->lower < fixed[i]->upper)
+        fail("buffers '{}' and '{}' have fixed offsets {} and {} that overlap while both are live", fixed[i]->id,
+             fixed[j]->id, *fixed[i]->fixed_offset, *fixed[j]->fixed_offset);
 }
 
 int64_t arena_bytes(const Problem& problem, const std::vector<int64_t>& offsets) {
