@@ -448,7 +448,7 @@ Graph import_onnx_bytes(std::string_view bytes, const ImportOptions& options, co
 }
 
 Graph import_onnx_file(const std::string& path, const ImportOptions& options) {
-  check_input_file(path, options.max_bytes, "model");
+  check_input_file(path, options.max_bytes);
   std::string dir = fs::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
   // Parsed straight from the file: no copy of the whole file is held beside the message.
