@@ -4,8 +4,6 @@
 // output could be computed; no output goes over the input model or over another output.
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "commands.h"
 #include "device_option.h"
 #include "memledger/core/error.h"
@@ -17,6 +15,7 @@
 #include "memledger/report/diff.h"
 #include "memledger/report/html_report.h"
 #include "memledger/report/json_report.h"
+#include "memledger/report/optimize_report.h"
 #include "memledger/verify/optimize.h"
 #include "model_options.h"
 #include "option_checks.h"
@@ -79,19 +78,8 @@ void run_optimize(const OptimizeArgs& args, int& exit_code) {
   // Everything is computed before the first file is written.
   const std::string model_bytes = export_onnx_bytes(result.graph);
   std::string json_text, html_text;
-  if (!args.json_path.empty()) {
-    nlohmann::json report{{"schema_version", 1}, {"model", args.model.path}, {"output", args.output}};
-    for (const PipelineStep& s : result.steps)
-      report["passes"].push_back(
-          {{"name", s.pass}, {"nodes_rewritten", s.result.nodes_rewritten}, {"bytes_saved", s.result.bytes_saved}});
-    report["lowered"] = result.lowered;
-    report["verification"] = {{"ok", result.verification.ok},
-                              {"max_abs", result.verification.max_abs},
-                              {"max_rel", result.verification.max_rel}};
-    report["before"] = nlohmann::json::parse(before_json);
-    report["after"] = nlohmann::json::parse(after_json);
-    json_text = report.dump(2) + "\n";
-  }
+  if (!args.json_path.empty())
+    json_text = optimize_report_json(result, original, before, after, profile, args.model.path, args.output);
   if (!args.html_path.empty())
     html_text =
         compare_report_html({original, before, profile, args.model.path}, {result.graph, after, profile, args.output});
