@@ -46,6 +46,27 @@ int64_t sub(int64_t a, int64_t b, const std::string& where) {
   return r;
 }
 
+// Adds one buffer's bytes to the parts (see diff.h's attribution rule).
+void count_buffer(Split& s, int64_t logical, int64_t physical, bool constant, bool owning, bool live_at_peak,
+                  const std::string& where) {
+  int64_t& logical_part = constant ? s.logical.constants : s.logical.lifetimes;
+  logical_part = checked_add(logical_part, logical, where);
+  if (!owning) return;
+  const auto add = [&](Parts& p) {
+    int64_t& part = constant ? p.constants : p.lifetimes;
+    part = checked_add(part, logical, where);
+    p.layout = checked_add(p.layout, sub(physical, logical, where), where);
+  };
+  add(s.physical);
+  if (live_at_peak) add(s.peak);
+}
+
+// What the buffers do not explain goes to lifetimes, so the parts sum to the figure.
+void finish(Split& s, const std::string& name) {
+  for (Parts* p : {&s.logical, &s.physical, &s.peak})
+    p->lifetimes = sub(sub(p->figure, p->constants, name), p->layout, name);
+}
+
 Split split_report(const std::string& text, const std::string& name) {
   json r;
   try {
@@ -78,24 +99,35 @@ Split split_report(const std::string& text, const std::string& name) {
   if (r.contains("buffers") && r["buffers"].is_array()) {
     for (const json& b : r["buffers"]) {
       const std::string where = name + " buffer";
-      const int64_t logical = field(b, "logical_bytes", where), physical = field(b, "physical_bytes", where);
-      const bool constant = string_field(b, "category", where) == "constant";
-      const bool owning = !b.contains("alias_of") || b["alias_of"].is_null();
-      int64_t& logical_part = constant ? s.logical.constants : s.logical.lifetimes;
-      logical_part = checked_add(logical_part, logical, where);
-      if (!owning) continue;
-      const auto add = [&](Parts& p) {
-        int64_t& part = constant ? p.constants : p.lifetimes;
-        part = checked_add(part, logical, where);
-        p.layout = checked_add(p.layout, physical - logical, where);
-      };
-      add(s.physical);
-      if (at_peak.count(string_field(b, "name", where)) != 0) add(s.peak);
+      count_buffer(s, field(b, "logical_bytes", where), field(b, "physical_bytes", where),
+                   string_field(b, "category", where) == "constant", !b.contains("alias_of") || b["alias_of"].is_null(),
+                   at_peak.count(string_field(b, "name", where)) != 0, where);
     }
   }
-  // What the buffers do not explain goes to lifetimes, so the parts sum to the figure.
-  for (Parts* p : {&s.logical, &s.physical, &s.peak})
-    p->lifetimes = sub(sub(p->figure, p->constants, name), p->layout, name);
+  finish(s, name);
+  return s;
+}
+
+// The same split read straight from a plan: the report's JSON is one adapter, this another.
+Split split_plan(const MemoryPlan& plan, const std::string& name) {
+  Split s;
+  s.logical.figure = plan.ledger.logical_bytes;
+  s.physical.figure = plan.ledger.physical_bytes;
+  s.peak.figure = plan.ledger.peak_live_bytes;
+  // The first step of the largest live bytes, as split_report finds it in the timeline.
+  std::set<int> at_peak;
+  int64_t best = -1;
+  for (const auto& step : plan.ledger.timeline)
+    if (step.live_bytes > best) {
+      best = step.live_bytes;
+      at_peak = std::set<int>(step.live_buffers.begin(), step.live_buffers.end());
+    }
+  for (size_t i = 0; i < plan.liveness.buffers.size(); ++i) {
+    const LiveBuffer& b = plan.liveness.buffers[i];
+    count_buffer(s, b.logical_bytes, b.physical_bytes, b.category == BufferCategory::kConstant, !b.alias_of,
+                 at_peak.count(static_cast<int>(i)) != 0, name + " buffer");
+  }
+  finish(s, name);
   return s;
 }
 
@@ -125,6 +157,16 @@ ReportDiff diff_reports(const std::string& before_json, const std::string& after
   const Split a = split_report(before_json, before_name), b = split_report(after_json, after_name);
   return {.model_before = model_of(before_json),
           .model_after = model_of(after_json),
+          .logical = change(a.logical, b.logical),
+          .physical = change(a.physical, b.physical),
+          .peak_live = change(a.peak, b.peak)};
+}
+
+ReportDiff diff_plans(const MemoryPlan& before, const MemoryPlan& after, const std::string& before_name,
+                      const std::string& after_name) {
+  const Split a = split_plan(before, before_name), b = split_plan(after, after_name);
+  return {.model_before = before_name,
+          .model_after = after_name,
           .logical = change(a.logical, b.logical),
           .physical = change(a.physical, b.physical),
           .peak_live = change(a.peak, b.peak)};

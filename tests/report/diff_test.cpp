@@ -62,6 +62,33 @@ TEST(Diff, PaddingIsAttributedToLayout) {
   EXPECT_EQ(d.peak_live.layout, 192);
 }
 
+// The plan adapter and the JSON adapter give the same split, part for part, on a change
+// that both shares storage (in place, donated input) and pads (256 B alignment).
+TEST(Diff, PlansAndTheirReportsDiffAlike) {
+  const auto same = [](const FigureChange& a, const FigureChange& b, const char* what) {
+    EXPECT_EQ(a.before, b.before) << what;
+    EXPECT_EQ(a.after, b.after) << what;
+    EXPECT_EQ(a.constants, b.constants) << what;
+    EXPECT_EQ(a.layout, b.layout) << what;
+    EXPECT_EQ(a.lifetimes, b.lifetimes) << what;
+  };
+  const Graph graph = hand::alias_chain();
+  const DeviceProfile host = builtin_profile("host");
+  DeviceProfile wide = host;
+  wide.alignment_bytes = 256;
+  const MemoryPlan before = plan_memory(graph, host, {.in_place = false});
+  const MemoryPlan after = plan_memory(graph, wide, {.donate_inputs = true});
+  const ReportDiff from_plans = diff_plans(before, after, "a.onnx", "b.onnx");
+  const ReportDiff from_json =
+      diff_reports(plan_report_json(graph, before, host, "a.onnx"), plan_report_json(graph, after, wide, "b.onnx"));
+  EXPECT_EQ(from_plans.model_before, from_json.model_before);
+  EXPECT_EQ(from_plans.model_after, from_json.model_after);
+  same(from_plans.logical, from_json.logical, "logical");
+  same(from_plans.physical, from_json.physical, "physical");
+  same(from_plans.peak_live, from_json.peak_live, "peak-live");
+  EXPECT_NE(from_plans.physical.total(), 0);
+}
+
 // A report that is not a plan report is refused with its name and what is missing.
 TEST(Diff, AMalformedReportIsNamed) {
   const std::string good = report_of({}, "good.onnx");

@@ -174,9 +174,7 @@ void print_rewrite_story(const DeviceProfile& profile) {
 
   const PlacementOptions placement{.algorithm = allocate::Algorithm::kGreedy};
   const MemoryPlan after_plan = plan_memory(r.graph, profile, {}, placement);
-  const std::string a = plan_report_json(before, plan_memory(before, profile, {}, placement), profile, "before");
-  const std::string b = plan_report_json(r.graph, after_plan, profile, "after");
-  const ReportDiff d = diff_reports(a, b);
+  const ReportDiff d = diff_plans(plan_memory(before, profile, {}, placement), after_plan);
   fmt::print("\n   The ledger diff under '{}' (as `memledger diff` prints it):\n", profile.name);
   std::string table = format_diff(d);
   for (size_t start = 0; start < table.size();) {

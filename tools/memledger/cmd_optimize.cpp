@@ -14,7 +14,6 @@
 #include "memledger/plan/memory_plan.h"
 #include "memledger/report/diff.h"
 #include "memledger/report/html_report.h"
-#include "memledger/report/json_report.h"
 #include "memledger/report/optimize_report.h"
 #include "memledger/verify/optimize.h"
 #include "model_options.h"
@@ -71,9 +70,8 @@ void run_optimize(const OptimizeArgs& args, int& exit_code) {
   const PlacementOptions placement{.algorithm = allocate::Algorithm::kGreedy};
   const MemoryPlan before = plan_memory(original, profile, {}, placement);
   const MemoryPlan after = plan_memory(result.graph, profile, {}, placement);
-  const std::string before_json = plan_report_json(original, before, profile, args.model.path);
-  const std::string after_json = plan_report_json(result.graph, after, profile, args.output);
-  fmt::print("device: {}\n{}", describe_profile(profile), format_diff(diff_reports(before_json, after_json)));
+  fmt::print("device: {}\n{}", describe_profile(profile),
+             format_diff(diff_plans(before, after, args.model.path, args.output)));
 
   // Everything is computed before the first file is written.
   const std::string model_bytes = export_onnx_bytes(result.graph);

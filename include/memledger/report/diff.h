@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <string>
 
+#include "memledger/plan/memory_plan.h"
+
 namespace memledger {
 
 struct FigureChange {
@@ -36,6 +38,10 @@ struct ReportDiff {
 // one is malformed.
 ReportDiff diff_reports(const std::string& before_json, const std::string& after_json,
                         const std::string& before_name = "before", const std::string& after_name = "after");
+
+// The same from the plans themselves (no JSON in between); the names stand for the models.
+ReportDiff diff_plans(const MemoryPlan& before, const MemoryPlan& after, const std::string& before_name = "before",
+                      const std::string& after_name = "after");
 
 // A small table: figure, before, after, change, and its three parts.
 std::string format_diff(const ReportDiff& diff);
