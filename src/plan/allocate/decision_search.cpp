@@ -63,7 +63,11 @@ Shape mirrored_in_time(const Shape& s) {
 }
 
 enum class Branching { kSizeFirst, kLengthFirst };
-enum class Outcome { kFound, kInfeasible, kNodeLimit, kTimeout };
+// kTooDeep: the recursion reached kMaxDepth levels (one or more per placed buffer and per
+// raised floor); the search gives up rather than overflow the stack (it did under ASan on
+// a patched mobilenet_v2's plan), and the caller keeps its greedy placement.
+enum class Outcome { kFound, kInfeasible, kNodeLimit, kTimeout, kTooDeep };
+constexpr int32_t kMaxDepth = 1500;
 
 class WellSearch {
  public:
@@ -218,6 +222,12 @@ class WellSearch {
 
   Outcome search(int32_t lo, int32_t hi) {
     if (++nodes_ > node_limit_) return Outcome::kNodeLimit;
+    if (stack_depth_ >= kMaxDepth) return Outcome::kTooDeep;
+    struct Level {
+      int32_t& depth;
+      explicit Level(int32_t& d) : depth(d) { ++depth; }
+      ~Level() { --depth; }
+    } level(stack_depth_);
     if ((nodes_ & 255) == 0) {
       if (on_tick_ && (nodes_ & 1023) == 0) on_tick_(nodes_before_ + nodes_);
       if (Clock::now() > deadline_) return Outcome::kTimeout;
@@ -360,6 +370,7 @@ class WellSearch {
   std::vector<std::vector<std::pair<int64_t, int32_t>>> candidates_;  // per depth of branching
   size_t depth_ = 0;
   int64_t nodes_ = 0;
+  int32_t stack_depth_ = 0;  // search() levels on the stack now
   int64_t node_limit_ = 0;
 };
 
@@ -413,6 +424,7 @@ DecisionResult decide_placement(const Problem& problem, int64_t capacity, Clock:
         result.outcome = forward.complete ? DecisionResult::Outcome::kInfeasible : DecisionResult::Outcome::kUnknown;
         return result;
       case Outcome::kTimeout:
+      case Outcome::kTooDeep:
         return result;
       case Outcome::kNodeLimit:
         ++result.restarts;
