@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "memledger/core/error.h"
@@ -92,6 +93,54 @@ void add_nn_extra_kernels(KernelTable& table);
 void add_patch_kernels(KernelTable& table);
 
 // ---- helpers shared by the kernel families ----
+
+// Calls f(T{}) for the C type of `type`: float, double, the 8- to 64-bit integers, and bool
+// when kWithBool; false when the type has none here.
+template <bool kWithBool, typename F>
+bool with_element_type(DType type, F&& f) {
+  switch (type) {
+    case DType::kFloat32:
+      f(float{});
+      return true;
+    case DType::kFloat64:
+      f(double{});
+      return true;
+    case DType::kInt8:
+      f(int8_t{});
+      return true;
+    case DType::kUInt8:
+      f(uint8_t{});
+      return true;
+    case DType::kInt16:
+      f(int16_t{});
+      return true;
+    case DType::kUInt16:
+      f(uint16_t{});
+      return true;
+    case DType::kInt32:
+      f(int32_t{});
+      return true;
+    case DType::kInt64:
+      f(int64_t{});
+      return true;
+    case DType::kBool:
+      if constexpr (kWithBool) {
+        f(bool{});
+        return true;
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+template <typename F>
+bool with_value_type(DType type, F&& f) {
+  return with_element_type<true>(type, std::forward<F>(f));
+}
+template <typename F>
+bool with_number_type(DType type, F&& f) {
+  return with_element_type<false>(type, std::forward<F>(f));
+}
 
 // Checks.
 std::string check_dtypes(const Graph& graph, const Node& node, size_t input, std::initializer_list<DType> allowed);

@@ -23,38 +23,6 @@ int64_t product(const Shape& s, size_t from, size_t to) {
   return p;
 }
 
-template <typename F>
-bool with_number_type(DType type, F&& f) {
-  switch (type) {
-    case DType::kFloat32:
-      f(float{});
-      return true;
-    case DType::kFloat64:
-      f(double{});
-      return true;
-    case DType::kInt8:
-      f(int8_t{});
-      return true;
-    case DType::kUInt8:
-      f(uint8_t{});
-      return true;
-    case DType::kInt16:
-      f(int16_t{});
-      return true;
-    case DType::kUInt16:
-      f(uint16_t{});
-      return true;
-    case DType::kInt32:
-      f(int32_t{});
-      return true;
-    case DType::kInt64:
-      f(int64_t{});
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::string number_input(const Graph& g, const Node& n) {
   const DType type = g.value(n.inputs.at(0)).dtype;
   return with_number_type(type, [](auto) {}) ? std::string() : fmt::format("input 0 is {}", dtype_name(type));

@@ -23,42 +23,6 @@ T* elements_of(OutputView& v) {
   return reinterpret_cast<T*>(v.data);
 }
 
-// Calls f(T{}) for the C type of `type`; false when the type has none here.
-template <typename F>
-bool with_type(DType type, F&& f) {
-  switch (type) {
-    case DType::kFloat32:
-      f(float{});
-      return true;
-    case DType::kFloat64:
-      f(double{});
-      return true;
-    case DType::kInt8:
-      f(int8_t{});
-      return true;
-    case DType::kUInt8:
-      f(uint8_t{});
-      return true;
-    case DType::kInt16:
-      f(int16_t{});
-      return true;
-    case DType::kUInt16:
-      f(uint16_t{});
-      return true;
-    case DType::kInt32:
-      f(int32_t{});
-      return true;
-    case DType::kInt64:
-      f(int64_t{});
-      return true;
-    case DType::kBool:
-      f(bool{});
-      return true;
-    default:
-      return false;
-  }
-}
-
 // y[i] = f(a[i], b[i]) with a and b broadcast to y's shape.
 template <typename Y, typename A, typename B, typename F>
 void each2(const InputView& a, const InputView& b, OutputView& y, F f) {
@@ -74,7 +38,7 @@ void each2(const InputView& a, const InputView& b, OutputView& y, F f) {
 
 std::string same_input_types(const Graph& g, const Node& n) {
   const DType type = g.value(n.inputs.at(0)).dtype;
-  if (!with_type(type, [](auto) {})) return fmt::format("input 0 is {}", dtype_name(type));
+  if (!with_value_type(type, [](auto) {})) return fmt::format("input 0 is {}", dtype_name(type));
   for (size_t i = 1; i < n.inputs.size(); ++i)
     if (n.inputs[i].valid() && g.value(n.inputs[i]).dtype != type)
       return fmt::format("input {} is {}, input 0 {}", i, dtype_name(g.value(n.inputs[i]).dtype), dtype_name(type));
@@ -93,7 +57,7 @@ Kernel compare_kernel(Op op) {
       .check = same_input_types,
       .run =
           [op](KernelContext& ctx) {
-            with_type(ctx.in(0).dtype, [&](auto tag) {
+            with_value_type(ctx.in(0).dtype, [&](auto tag) {
               using T = decltype(tag);
               each2<bool, T, T>(ctx.in(0), ctx.in(1), ctx.out(), [&](T a, T b) { return op(a, b); });
             });
@@ -132,7 +96,7 @@ void where(KernelContext& ctx) {
 // take the dividend's sign (C's fmod). A zero integer divisor is an Error.
 void mod(KernelContext& ctx) {
   const bool fmod = ctx.node.int_attr("fmod", 0) != 0;
-  with_type(ctx.in(0).dtype, [&](auto tag) {
+  with_value_type(ctx.in(0).dtype, [&](auto tag) {
     using T = decltype(tag);
     each2<T, T, T>(ctx.in(0), ctx.in(1), ctx.out(), [&](T a, T b) -> T {
       if constexpr (std::is_floating_point_v<T>) {
@@ -176,7 +140,7 @@ T sign_of(T v) {
 }
 
 void sign(KernelContext& ctx) {
-  with_type(ctx.in(0).dtype, [&](auto tag) {
+  with_value_type(ctx.in(0).dtype, [&](auto tag) {
     using T = decltype(tag);
     const T* x = elements_of<T>(ctx.in(0));
     T* y = elements_of<T>(ctx.out());
@@ -187,7 +151,7 @@ void sign(KernelContext& ctx) {
 template <bool kNaN>
 void is_special(KernelContext& ctx) {
   const bool neg = ctx.node.int_attr("detect_negative", 1) != 0, pos = ctx.node.int_attr("detect_positive", 1) != 0;
-  with_type(ctx.in(0).dtype, [&](auto tag) {
+  with_value_type(ctx.in(0).dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<T>) {
       const T* x = elements_of<T>(ctx.in(0));
@@ -200,7 +164,7 @@ void is_special(KernelContext& ctx) {
 
 void bit_shift(KernelContext& ctx) {
   const bool left = ctx.node.string_attr("direction", "") == "LEFT";
-  with_type(ctx.in(0).dtype, [&](auto tag) {
+  with_value_type(ctx.in(0).dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
       each2<T, T, T>(ctx.in(0), ctx.in(1), ctx.out(), [&](T a, T b) -> T {
