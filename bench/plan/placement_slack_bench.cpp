@@ -4,12 +4,15 @@
 //    removed, 150-450 buffers left; the capacity is 2^20 and the lower bound is below it;
 //  - model plans: `memledger plan MODEL.onnx --csv F` files in --models=DIR; the capacity
 //    is the arena of the offsets the plan wrote (so known feasible), offsets not fixed.
-// Reports the share placed within capacity, the time until the plan first fitted (median,
-// slowest), and greedy's arena / capacity. Targets (issue 14): >= 99% within capacity, each
-// <= 2 s, median <= 0.2 s.
+// Reports the share placed within capacity within --budget seconds of CPU time (greedy
+// included), the CPU time until the plan first fitted (median, slowest), and greedy's arena /
+// capacity. CPU time, because the machine we measure on is shared: the search's deadline is
+// wall time, so it is given --wall-factor times the budget (default 1; on a loaded machine
+// make it the load's slowdown or more) and the CPU time at its first fitting plan decides.
+// Targets (issue 14): >= 99% within capacity, each <= 2 s, median <= 0.2 s.
 //
-//   placement_slack_bench [--instances=N] [--budget=S] [--first-seed=K] [--models=DIR]
-//                         [--dump=DIR] [benchmark flags]
+//   placement_slack_bench [--instances=N] [--budget=S] [--wall-factor=F] [--first-seed=K]
+//                         [--models=DIR] [--dump=DIR] [benchmark flags]
 // Default: 20 instances per cut style, seeds 1000, 1001, ...; --dump writes each generated
 // instance as DIR/<style>_<seed>.csv with its capacity in DIR/capacities.txt, so another
 // build (a baseline) can be run on the same instances.
@@ -19,6 +22,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -36,7 +40,8 @@ namespace {
 
 int g_instances = 20;
 uint64_t g_first_seed = 1000;
-double g_budget_seconds = 2.0;
+double g_budget_seconds = 2.0;  // CPU seconds per instance
+double g_wall_factor = 1.0;     // the search may run this many times the budget in wall time
 std::string g_models, g_dump;
 
 double quantile(std::vector<double> v, double q) {
@@ -50,36 +55,44 @@ struct Tally {
   std::vector<double> fit_seconds, greedy_ratio;
 };
 
-// Plans one instance; returns whether it fitted. `name` labels the line on stderr.
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Plans one instance; returns whether it fitted within the budget of CPU time. `name`
+// labels the line on stderr.
 bool run_instance(const std::string& name, const Problem& problem, int64_t capacity, Tally& tally) {
-  const auto start = std::chrono::steady_clock::now();
+  const double start = thread_cpu_seconds();
   const Solution greedy = plan_greedy(problem);
-  const double greedy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const ExactResult r = plan_exact(problem, {.time_budget_seconds = g_budget_seconds, .capacity = capacity}, &greedy);
+  const double greedy_seconds = thread_cpu_seconds() - start;
+  // The search's own budget is wall time; on a shared machine it gets a multiple of the
+  // CPU budget, and the CPU time until the plan first fitted decides.
+  double fit = greedy.arena_bytes <= capacity ? greedy_seconds : -1;
+  ExactOptions options{.time_budget_seconds = g_budget_seconds * g_wall_factor, .capacity = capacity};
+  options.on_progress = [&](const ExactProgress& p) {
+    if (fit < 0 && p.best_arena <= capacity) fit = thread_cpu_seconds() - start;
+  };
+  const ExactResult r = plan_exact(problem, options, &greedy);
   if (find_violation(problem, r.solution) || find_violation(problem, greedy)) {
     std::fprintf(stderr, "  %s: INVALID PLAN\n", name.c_str());
     std::abort();
   }
-  double fit = -1;
-  for (const ExactImprovement& i : r.stats.best_over_time) {
-    if (i.arena_bytes <= capacity) {
-      fit = greedy_seconds + i.seconds;
-      break;
-    }
-  }
-  const bool placed = fit >= 0;
+  if (fit < 0 && r.solution.arena_bytes <= capacity) fit = thread_cpu_seconds() - start;
+  const bool placed = fit >= 0 && fit <= g_budget_seconds;
   ++tally.total;
   tally.placed += placed ? 1 : 0;
   tally.fit_seconds.push_back(placed ? fit : 1e9);
   tally.greedy_ratio.push_back(static_cast<double>(greedy.arena_bytes) / static_cast<double>(capacity));
   std::fprintf(stderr,
-               "  %s: %zu buffers, lower bound %.4f, greedy %.4f of capacity; %s in %.3f s (%lld nodes, %lld "
-               "restarts)%s\n",
+               "  %s: %zu buffers, lower bound %.4f, greedy %.4f of capacity; %s %.3f s CPU (%.3f s wall, %lld "
+               "nodes, %lld restarts)%s\n",
                name.c_str(), problem.buffers.size(),
                static_cast<double>(lower_bound(problem).bytes) / static_cast<double>(capacity),
-               tally.greedy_ratio.back(), placed ? "fits" : "DOES NOT FIT", placed ? fit : r.stats.seconds,
-               static_cast<long long>(r.stats.nodes), static_cast<long long>(r.stats.restarts),
-               placed ? "" : "  NOT PLACED");
+               tally.greedy_ratio.back(), placed ? "fits in" : "DOES NOT FIT, searched",
+               placed ? fit : thread_cpu_seconds() - start, r.stats.seconds, static_cast<long long>(r.stats.nodes),
+               static_cast<long long>(r.stats.restarts), placed ? "" : "  NOT PLACED");
   return placed;
 }
 
@@ -161,6 +174,8 @@ int main(int argc, char** argv) {
       g_first_seed = std::strtoull(argv[i] + 13, nullptr, 10);
     } else if (std::strncmp(argv[i], "--budget=", 9) == 0) {
       g_budget_seconds = std::atof(argv[i] + 9);
+    } else if (std::strncmp(argv[i], "--wall-factor=", 14) == 0) {
+      g_wall_factor = std::max(1.0, std::atof(argv[i] + 14));
     } else if (std::strncmp(argv[i], "--models=", 9) == 0) {
       g_models = argv[i] + 9;
     } else if (std::strncmp(argv[i], "--dump=", 7) == 0) {

@@ -1,80 +1,54 @@
 #include "memledger/plan/allocate/decision_search.h"
 
 #include <algorithm>
-#include <array>
 #include <limits>
 #include <numeric>
-#include <tuple>
+#include <optional>
 
 #include "memledger/core/error.h"
+#include "skyline.h"
 
 namespace memledger::allocate {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using skyline::Sections;
 constexpr int64_t kWall = std::numeric_limits<int64_t>::max();  // beyond the partition: never lower
 
-// The buffers of size > 0, their lifetimes as ranges of sections (the spans between
-// consecutive distinct steps), sizes counted in `unit` bytes.
+// The sections of the buffers of size > 0, sizes counted in `unit` bytes: the greatest
+// common divisor of the sizes, when every alignment divides it (then the search is complete
+// and alignments are 1 in that unit).
 struct Shape {
-  std::vector<int32_t> index;  // into problem.buffers
-  std::vector<int64_t> size, alignment;
-  std::vector<int32_t> lo, hi;  // sections [lo, hi)
-  int32_t sections = 0;
+  Sections sections;
   int64_t unit = 1;
-  bool complete = true;  // every alignment divides the unit
+  bool complete = true;
 };
 
 Shape build_shape(const Problem& problem) {
-  Shape s;
-  std::vector<int64_t> steps;
+  Shape shape{.sections = skyline::build_sections(problem)};
+  Sections& s = shape.sections;
   int64_t unit = 0;
-  for (size_t i = 0; i < problem.buffers.size(); ++i) {
-    const Buffer& b = problem.buffers[i];
-    if (b.size == 0) continue;
-    s.index.push_back(static_cast<int32_t>(i));
-    steps.push_back(b.lower);
-    steps.push_back(b.upper);
-    unit = std::gcd(unit, b.size);
-  }
-  std::sort(steps.begin(), steps.end());
-  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
-  s.sections = static_cast<int32_t>(std::max<size_t>(steps.size(), 1) - 1);
-  s.complete = true;
-  for (const int32_t i : s.index) s.complete = s.complete && unit % problem.buffers[i].alignment == 0;
-  s.unit = s.complete && unit > 0 ? unit : 1;
-  for (const int32_t i : s.index) {
-    const Buffer& b = problem.buffers[i];
-    s.size.push_back(b.size / s.unit);
-    s.alignment.push_back(s.complete ? 1 : b.alignment);
-    s.lo.push_back(static_cast<int32_t>(std::lower_bound(steps.begin(), steps.end(), b.lower) - steps.begin()));
-    s.hi.push_back(static_cast<int32_t>(std::lower_bound(steps.begin(), steps.end(), b.upper) - steps.begin()));
-  }
-  return s;
-}
-
-Shape mirrored_in_time(const Shape& s) {
-  Shape m = s;
+  for (const int64_t size : s.size) unit = std::gcd(unit, size);
+  for (const int64_t a : s.alignment) shape.complete = shape.complete && unit % a == 0;
+  shape.unit = shape.complete && unit > 0 ? unit : 1;
   for (size_t k = 0; k < s.index.size(); ++k) {
-    m.lo[k] = s.sections - s.hi[k];
-    m.hi[k] = s.sections - s.lo[k];
+    s.size[k] /= shape.unit;
+    if (shape.complete) s.alignment[k] = 1;
   }
-  return m;
+  return shape;
 }
 
-enum class Branching { kSizeFirst, kLengthFirst };
-// kTooDeep: the recursion reached kMaxDepth levels (one or more per placed buffer and per
-// raised floor); the search gives up rather than overflow the stack (it did under ASan on
-// a patched mobilenet_v2's plan), and the caller keeps its greedy placement.
-enum class Outcome { kFound, kInfeasible, kNodeLimit, kTimeout, kTooDeep };
-constexpr int32_t kMaxDepth = 1500;
+using skyline::Outcome;
 
+// The search runs on an explicit stack of frames (one per decision: a buffer placed, a
+// byte left empty, a well raised, the sections split into parts), so its depth is bounded
+// by memory, not by the thread's stack.
 class WellSearch {
  public:
-  WellSearch(const Shape& s, int64_t capacity, Branching branching, uint64_t seed, Clock::time_point deadline,
-             const std::function<void(int64_t)>& on_tick, int64_t nodes_before)
+  WellSearch(const Sections& s, int64_t capacity, skyline::Branching branching, uint64_t seed,
+             Clock::time_point deadline, const std::function<void(int64_t)>& on_tick, int64_t nodes_before)
       : s_(s),
-        random_(seed),
+        perturbation_(seed),
         capacity_(capacity),
         deadline_(deadline),
         on_tick_(on_tick),
@@ -85,22 +59,12 @@ class WellSearch {
         cuts_(std::max(s.sections - 1, 0), 0),
         offset_(s.index.size(), -1),
         solution_(s.index.size(), 0),
-        starters_(s.sections),
-        twin_before_(s.index.size(), -1),
         within_(s.sections + 1, 0),
-        reach_(s.sections + 1, 0),
-        candidates_(s.index.size() + 2) {
-    std::vector<int32_t> order(s.index.size());
-    std::iota(order.begin(), order.end(), 0);
-    auto key = [&](int32_t k) {
-      return branching == Branching::kSizeFirst ? std::tuple(s.size[k], int64_t{s.hi[k]}, s.alignment[k])
-                                                : std::tuple(int64_t{s.hi[k]}, s.size[k], s.alignment[k]);
-    };
-    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return key(a) > key(b); });
-    for (const int32_t k : order) {
-      std::vector<int32_t>& list = starters_[s.lo[k]];
-      if (!list.empty() && identical(list.back(), k)) twin_before_[k] = list.back();
-      list.push_back(k);
+        reach_(s.sections + 1, 0) {
+    skyline::Starters starters = skyline::build_starters(s, branching);
+    starters_ = std::move(starters.lists);
+    twin_before_ = std::move(starters.twin_before);
+    for (size_t k = 0; k < s.index.size(); ++k) {
       for (int32_t t = s.lo[k]; t < s.hi[k]; ++t) remaining_[t] += s.size[k];
       for (int32_t t = s.lo[k]; t + 1 < s.hi[k]; ++t) ++cuts_[t];
     }
@@ -111,11 +75,20 @@ class WellSearch {
     for (int32_t t = 0; t < s_.sections; ++t) {
       if (remaining_[t] > capacity_) return Outcome::kInfeasible;
     }
-    return solve_parts(0, s_.sections);
+    frames_.clear();
+    frames_.push_back(Frame{.kind = Kind::kParts, .lo = 0, .hi = s_.sections});
+    Outcome returned = Outcome::kFound;  // what the frame that finished last returned
+    while (!frames_.empty()) {
+      const std::optional<Outcome> done = step(frames_.size() - 1, returned);
+      if (!done) continue;
+      returned = *done;
+      frames_.pop_back();
+    }
+    return returned;
   }
 
   // Offsets (in units) of every buffer, valid after run() returned kFound.
-  const std::vector<int64_t>& found() const { return solution_; }
+  const std::vector<int64_t>& offsets() const { return solution_; }
   int64_t nodes() const { return nodes_; }
 
  private:
@@ -129,10 +102,194 @@ class WellSearch {
     bool may_leave_empty = false;
   };
 
-  bool identical(int32_t a, int32_t b) const {
-    return s_.lo[a] == s_.lo[b] && s_.hi[a] == s_.hi[b] && s_.size[a] == s_.size[b] &&
-           s_.alignment[a] == s_.alignment[b];
+  // kSearch: pick the well to branch on (becomes kRaise or kBranch); kParts: search the
+  // runs of sections that no unplaced buffer joins one after the other; kRaise: a well whose
+  // every position stays empty rises to its lower wall; kBranch: the buffers that may go at
+  // the open position, then leaving it empty; kPlace: one buffer placed.
+  enum class Kind : uint8_t { kSearch, kParts, kRaise, kBranch, kPlace };
+  struct Frame {
+    Kind kind = Kind::kSearch;
+    int32_t lo = 0, hi = 0;               // the sections searched
+    int32_t stage = 0;                    // 0 when entered; then how far it got
+    int32_t buffer = -1;                  // kPlace
+    int64_t floor = 0;                    // kPlace: the height restored
+    int64_t saved = 0;                    // kBranch: empty_at_ at the open position before it was left empty
+    size_t next = 0, end = 0, begin = 0;  // kBranch: its candidates in pool_; kParts: next = the next section
+    Well well;                            // kRaise, kBranch
+  };
+
+  // Advances frame i, given what its last child returned (when it had one); returns its
+  // outcome once it is done, nothing when it pushed a child or became another frame.
+  std::optional<Outcome> step(size_t i, Outcome child) {
+    switch (frames_[i].kind) {
+      case Kind::kSearch:
+        return step_search(i);
+      case Kind::kParts:
+        return step_parts(i, child);
+      case Kind::kRaise:
+        return step_raise(i, child);
+      case Kind::kBranch:
+        return step_branch(i, child);
+      case Kind::kPlace:
+        return step_place(i, child);
+    }
+    return Outcome::kInfeasible;
   }
+
+  void call(Kind kind, int32_t lo, int32_t hi) { frames_.push_back(Frame{.kind = kind, .lo = lo, .hi = hi}); }
+
+  std::optional<Outcome> step_search(size_t i) {
+    if (++nodes_ > node_limit_) return Outcome::kNodeLimit;
+    if ((nodes_ & 255) == 0) {
+      if (on_tick_ && (nodes_ & 1023) == 0) on_tick_(nodes_before_ + nodes_);
+      if (Clock::now() > deadline_) return Outcome::kTimeout;
+    }
+    const int32_t lo = frames_[i].lo, hi = frames_[i].hi;
+    Well best;
+    best.choices = std::numeric_limits<int32_t>::max();
+    bool any = false;
+    for (int32_t first = lo; first < hi;) {
+      if (!live(first)) {
+        ++first;
+        continue;
+      }
+      any = true;
+      const int64_t floor = height_[first];
+      int32_t end = first + 1;
+      while (end < hi && live(end) && joined(end - 1) && height_[end] == floor) ++end;
+      const int64_t left = first > lo && live(first - 1) && joined(first - 1) ? height_[first - 1] : kWall;
+      const int64_t right = end < hi && live(end) && joined(end - 1) ? height_[end] : kWall;
+      if (floor < left && floor < right) {
+        Well w{.first = first,
+               .end = end,
+               .floor = floor,
+               .wall = std::min({left, right, capacity_}),
+               .left = left,
+               .right = right};
+        if (!examine(w)) return Outcome::kInfeasible;
+        if (w.choices < best.choices || (w.choices == best.choices && floor < best.floor)) best = w;
+      }
+      first = end;
+    }
+    if (!any) return Outcome::kFound;
+    ML_CHECK(best.choices != std::numeric_limits<int32_t>::max(), "no well in sections [{}, {})", lo, hi);
+    Frame& f = frames_[i];
+    f.kind = best.open < 0 ? Kind::kRaise : Kind::kBranch;
+    f.stage = 0;
+    f.well = best;
+    return std::nullopt;
+  }
+
+  // The sections [lo, hi) fall apart into runs that no unplaced buffer joins; each is solved
+  // on its own, and a failure in one is a failure of the whole (the others cannot help).
+  std::optional<Outcome> step_parts(size_t i, Outcome child) {
+    Frame& f = frames_[i];
+    if (f.stage == 0) {
+      f.stage = 1;
+      f.next = static_cast<size_t>(f.lo);
+    } else if (child != Outcome::kFound) {
+      return child;
+    }
+    int32_t first = static_cast<int32_t>(f.next);
+    while (first < f.hi && !live(first)) ++first;
+    if (first >= f.hi) return Outcome::kFound;
+    int32_t end = first + 1;
+    while (end < f.hi && live(end) && joined(end - 1)) ++end;
+    if (first == f.lo && end == f.hi) {  // one part: search it in this frame
+      f.kind = Kind::kSearch;
+      f.stage = 0;
+      return std::nullopt;
+    }
+    f.next = static_cast<size_t>(end);
+    call(Kind::kSearch, first, end);
+    return std::nullopt;
+  }
+
+  std::optional<Outcome> step_raise(size_t i, Outcome child) {
+    Frame& f = frames_[i];
+    const Well& w = f.well;
+    if (f.stage == 1) {
+      std::fill(height_.begin() + w.first, height_.begin() + w.end, w.floor);
+      return child;
+    }
+    f.stage = 1;
+    std::fill(height_.begin() + w.first, height_.begin() + w.end, w.wall);
+    call(Kind::kSearch, f.lo, f.hi);
+    return std::nullopt;
+  }
+
+  std::optional<Outcome> step_branch(size_t i, Outcome child) {
+    Frame& f = frames_[i];
+    const Well& w = f.well;
+    if (f.stage == 0) {
+      f.begin = f.next = pool_.size();
+      int32_t position = 0;
+      for (const int32_t k : starters_[w.open]) {
+        ++position;
+        if (!fits(k, w)) continue;
+        // Flush edges first: a buffer that reaches the next wall in time, or whose top meets
+        // a neighbour's height, leaves no new step behind.
+        const int64_t top = aligned(w.floor, k) + s_.size[k];
+        const int64_t flush = (s_.hi[k] == w.limit ? 2 : 0) + (w.open == w.first && top == w.left ? 2 : 0) +
+                              (s_.hi[k] == w.end && top == w.right ? 1 : 0);
+        pool_.emplace_back(-flush * (int64_t{1} << 32) + perturbation_.place(position), k);
+      }
+      f.end = pool_.size();
+      std::sort(pool_.begin() + static_cast<std::ptrdiff_t>(f.begin), pool_.end());
+      f.stage = 1;
+    } else if (f.stage == 1) {
+      if (child != Outcome::kInfeasible) {
+        pool_.resize(f.begin);
+        return child;
+      }
+    } else {  // the open position was left empty
+      empty_at_[w.open] = f.saved;
+      return child;
+    }
+    if (f.next < f.end) {
+      const int32_t k = pool_[f.next++].second;
+      const int64_t floor = w.floor;
+      const int32_t lo = f.lo, hi = f.hi;
+      frames_.push_back(Frame{.kind = Kind::kPlace, .lo = lo, .hi = hi, .buffer = k, .floor = floor});
+      return std::nullopt;
+    }
+    pool_.resize(f.begin);
+    if (!w.may_leave_empty) return Outcome::kInfeasible;
+    f.saved = empty_at_[w.open];
+    empty_at_[w.open] = w.floor;
+    f.stage = 2;
+    call(Kind::kSearch, f.lo, f.hi);
+    return std::nullopt;
+  }
+
+  std::optional<Outcome> step_place(size_t i, Outcome child) {
+    Frame& f = frames_[i];
+    const int32_t k = f.buffer;
+    if (f.stage == 1) {
+      for (int32_t t = s_.lo[k]; t + 1 < s_.hi[k]; ++t) ++cuts_[t];
+      for (int32_t t = s_.lo[k]; t < s_.hi[k]; ++t) {
+        height_[t] = f.floor;
+        remaining_[t] += s_.size[k];
+      }
+      offset_[k] = -1;
+      return child;
+    }
+    f.stage = 1;
+    const int64_t offset = aligned(f.floor, k);
+    const int64_t top = offset + s_.size[k];
+    offset_[k] = offset;
+    solution_[k] = offset;
+    bool split = false;
+    for (int32_t t = s_.lo[k]; t < s_.hi[k]; ++t) {
+      height_[t] = top;
+      remaining_[t] -= s_.size[k];
+      split = split || remaining_[t] == 0;
+    }
+    for (int32_t t = s_.lo[k]; t + 1 < s_.hi[k]; ++t) split = --cuts_[t] == 0 || split;
+    call(split ? Kind::kParts : Kind::kSearch, f.lo, f.hi);
+    return std::nullopt;
+  }
+
   bool waits_for_twin(int32_t k) const { return twin_before_[k] >= 0 && offset_[twin_before_[k]] < 0; }
   int64_t slack(int32_t t) const { return capacity_ - height_[t] - remaining_[t]; }
   bool is_empty(int32_t t) const { return empty_at_[t] == height_[t]; }
@@ -220,139 +377,8 @@ class WellSearch {
     return w.choices > 0;
   }
 
-  Outcome search(int32_t lo, int32_t hi) {
-    if (++nodes_ > node_limit_) return Outcome::kNodeLimit;
-    if (stack_depth_ >= kMaxDepth) return Outcome::kTooDeep;
-    struct Level {
-      int32_t& depth;
-      explicit Level(int32_t& d) : depth(d) { ++depth; }
-      ~Level() { --depth; }
-    } level(stack_depth_);
-    if ((nodes_ & 255) == 0) {
-      if (on_tick_ && (nodes_ & 1023) == 0) on_tick_(nodes_before_ + nodes_);
-      if (Clock::now() > deadline_) return Outcome::kTimeout;
-    }
-    Well best;
-    best.choices = std::numeric_limits<int32_t>::max();
-    bool any = false;
-    for (int32_t first = lo; first < hi;) {
-      if (!live(first)) {
-        ++first;
-        continue;
-      }
-      any = true;
-      const int64_t floor = height_[first];
-      int32_t end = first + 1;
-      while (end < hi && live(end) && joined(end - 1) && height_[end] == floor) ++end;
-      const int64_t left = first > lo && live(first - 1) && joined(first - 1) ? height_[first - 1] : kWall;
-      const int64_t right = end < hi && live(end) && joined(end - 1) ? height_[end] : kWall;
-      if (floor < left && floor < right) {
-        Well w{.first = first,
-               .end = end,
-               .floor = floor,
-               .wall = std::min({left, right, capacity_}),
-               .left = left,
-               .right = right};
-        if (!examine(w)) return Outcome::kInfeasible;
-        if (w.choices < best.choices || (w.choices == best.choices && floor < best.floor)) best = w;
-      }
-      first = end;
-    }
-    if (!any) return Outcome::kFound;
-    ML_CHECK(best.choices != std::numeric_limits<int32_t>::max(), "no well in sections [{}, {})", lo, hi);
-    if (best.open < 0) return raise(best, lo, hi);
-    return branch(best, lo, hi);
-  }
-
-  Outcome raise(const Well& w, int32_t lo, int32_t hi) {
-    std::fill(height_.begin() + w.first, height_.begin() + w.end, w.wall);
-    const Outcome outcome = search(lo, hi);
-    std::fill(height_.begin() + w.first, height_.begin() + w.end, w.floor);
-    return outcome;
-  }
-
-  Outcome branch(const Well& w, int32_t lo, int32_t hi) {
-    std::vector<std::pair<int64_t, int32_t>>& candidates = candidates_[depth_];
-    candidates.clear();
-    int32_t position = 0;
-    for (const int32_t k : starters_[w.open]) {
-      ++position;
-      if (!fits(k, w)) continue;
-      // Flush edges first: a buffer that reaches the next wall in time, or whose top meets a
-      // neighbour's height, leaves no new step behind.
-      const int64_t top = aligned(w.floor, k) + s_.size[k];
-      const int64_t flush = (s_.hi[k] == w.limit ? 2 : 0) + (w.open == w.first && top == w.left ? 2 : 0) +
-                            (s_.hi[k] == w.end && top == w.right ? 1 : 0);
-      candidates.emplace_back(-flush * (int64_t{1} << 32) + (random_ ? jitter(position) : position), k);
-    }
-    std::sort(candidates.begin(), candidates.end());
-    ++depth_;
-    for (const auto& [key, k] : candidates) {
-      const Outcome outcome = place(k, aligned(w.floor, k), w.floor, lo, hi);
-      if (outcome != Outcome::kInfeasible) {
-        --depth_;
-        return outcome;
-      }
-    }
-    --depth_;
-    if (!w.may_leave_empty) return Outcome::kInfeasible;
-    const int64_t before = empty_at_[w.open];
-    empty_at_[w.open] = w.floor;
-    const Outcome outcome = search(lo, hi);
-    empty_at_[w.open] = before;
-    return outcome;
-  }
-
-  Outcome place(int32_t k, int64_t offset, int64_t floor, int32_t lo, int32_t hi) {
-    const int64_t top = offset + s_.size[k];
-    offset_[k] = offset;
-    solution_[k] = offset;
-    bool split = false;
-    for (int32_t t = s_.lo[k]; t < s_.hi[k]; ++t) {
-      height_[t] = top;
-      remaining_[t] -= s_.size[k];
-      split = split || remaining_[t] == 0;
-    }
-    for (int32_t t = s_.lo[k]; t + 1 < s_.hi[k]; ++t) split = --cuts_[t] == 0 || split;
-    const Outcome outcome = split ? solve_parts(lo, hi) : search(lo, hi);
-    for (int32_t t = s_.lo[k]; t + 1 < s_.hi[k]; ++t) ++cuts_[t];
-    for (int32_t t = s_.lo[k]; t < s_.hi[k]; ++t) {
-      height_[t] = floor;
-      remaining_[t] += s_.size[k];
-    }
-    offset_[k] = -1;
-    return outcome;
-  }
-
-  // The sections [lo, hi) fall apart into runs that no unplaced buffer joins; each is solved
-  // on its own, and a failure in one is a failure of the whole (the others cannot help).
-  Outcome solve_parts(int32_t lo, int32_t hi) {
-    for (int32_t first = lo; first < hi;) {
-      if (!live(first)) {
-        ++first;
-        continue;
-      }
-      int32_t end = first + 1;
-      while (end < hi && live(end) && joined(end - 1)) ++end;
-      if (first == lo && end == hi) return search(lo, hi);
-      const Outcome outcome = search(first, end);
-      if (outcome != Outcome::kFound) return outcome;
-      first = end;
-    }
-    return Outcome::kFound;
-  }
-
-  // SplitMix64 over the seed: a perturbed branching order for restarts (0: none).
-  int64_t jitter(int32_t position) {
-    uint64_t z = (random_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return position + static_cast<int64_t>(z % 16);
-  }
-
-  const Shape& s_;
-  uint64_t random_;
+  const Sections& s_;
+  skyline::Perturbation perturbation_;
   const int64_t capacity_;
   const Clock::time_point deadline_;
   const std::function<void(int64_t)>& on_tick_;
@@ -363,24 +389,15 @@ class WellSearch {
   std::vector<int32_t> cuts_;       // per boundary t | t + 1: unplaced buffers spanning it
   std::vector<int64_t> offset_;     // -1: unplaced
   std::vector<int64_t> solution_;
-  std::vector<std::vector<int32_t>> starters_;  // per section: buffers starting there, in branching order
-  std::vector<int32_t> twin_before_;            // the identical buffer placed before this one, or -1
-  std::vector<int64_t> within_;                 // scratch for examine()
-  std::vector<char> reach_;                     // scratch for examine()
-  std::vector<std::vector<std::pair<int64_t, int32_t>>> candidates_;  // per depth of branching
-  size_t depth_ = 0;
+  std::vector<std::vector<int32_t>> starters_;     // per section: buffers starting there, in branching order
+  std::vector<int32_t> twin_before_;               // the identical buffer placed before this one, or -1
+  std::vector<int64_t> within_;                    // scratch for examine()
+  std::vector<char> reach_;                        // scratch for examine()
+  std::vector<Frame> frames_;                      // the search's stack
+  std::vector<std::pair<int64_t, int32_t>> pool_;  // the kBranch frames' candidates: (order key, buffer)
   int64_t nodes_ = 0;
-  int32_t stack_depth_ = 0;  // search() levels on the stack now
   int64_t node_limit_ = 0;
 };
-
-// The Luby sequence 1 1 2 1 1 2 4 1 1 2 ...
-uint64_t luby(uint64_t i) {
-  for (uint64_t k = 1;; ++k) {
-    if (i == (uint64_t{1} << k) - 1) return uint64_t{1} << (k - 1);
-    if (i < (uint64_t{1} << k) - 1) return luby(i - (uint64_t{1} << (k - 1)) + 1);
-  }
-}
 
 }  // namespace
 
@@ -390,48 +407,28 @@ DecisionResult decide_placement(const Problem& problem, int64_t capacity, Clock:
                                 const std::function<void(int64_t nodes)>& on_tick) {
   DecisionResult result;
   if (has_fixed_offsets(problem) || capacity < 0) return result;
-  const Shape forward = build_shape(problem);
-  const int64_t units = capacity / forward.unit;
+  const Shape shape = build_shape(problem);
+  const Sections& forward = shape.sections;
+  const int64_t units = capacity / shape.unit;
   if (forward.index.empty()) {
     result.outcome = DecisionResult::Outcome::kFound;
     result.offsets.assign(problem.buffers.size(), 0);
     return result;
   }
-  const Shape backward = mirrored_in_time(forward);
-  struct Variant {
-    const Shape* shape;
-    Branching branching;
-  };
-  const std::array variants = {Variant{&forward, Branching::kSizeFirst}, Variant{&backward, Branching::kSizeFirst},
-                               Variant{&forward, Branching::kLengthFirst}, Variant{&backward, Branching::kLengthFirst}};
-  const int64_t unit_nodes = std::max<int64_t>(8 * static_cast<int64_t>(forward.index.size()), 4096);
-  for (uint64_t round = 0;; ++round) {
-    const int64_t limit = unit_nodes * static_cast<int64_t>(luby(round + 1));
-    const Variant& v = variants[round % variants.size()];
-    WellSearch search(*v.shape, units, v.branching, round < variants.size() ? 0 : round, deadline, on_tick,
-                      result.nodes);
-    const Outcome outcome = search.run(limit);
-    result.nodes += search.nodes();
-    switch (outcome) {
-      case Outcome::kFound:
-        result.outcome = DecisionResult::Outcome::kFound;
-        result.offsets.assign(problem.buffers.size(), 0);
-        for (size_t k = 0; k < forward.index.size(); ++k) {
-          result.offsets[forward.index[k]] = search.found()[k] * forward.unit;
-        }
-        return result;
-      case Outcome::kInfeasible:
-        result.outcome = forward.complete ? DecisionResult::Outcome::kInfeasible : DecisionResult::Outcome::kUnknown;
-        return result;
-      case Outcome::kTimeout:
-      case Outcome::kTooDeep:
-        return result;
-      case Outcome::kNodeLimit:
-        ++result.restarts;
-        break;
-    }
-    if (Clock::now() > deadline) return result;
+  const skyline::Restarts run =
+      skyline::run_restarts(forward, deadline, [&](const Sections& s, const skyline::Round& r, int64_t before) {
+        return WellSearch(s, units, r.branching, r.seed, deadline, on_tick, before);
+      });
+  result.nodes = run.nodes;
+  result.restarts = run.restarts;
+  if (run.outcome == Outcome::kFound) {
+    result.outcome = DecisionResult::Outcome::kFound;
+    result.offsets.assign(problem.buffers.size(), 0);
+    for (size_t k = 0; k < forward.index.size(); ++k) result.offsets[forward.index[k]] = run.offsets[k] * shape.unit;
+  } else if (run.outcome == Outcome::kInfeasible && shape.complete) {
+    result.outcome = DecisionResult::Outcome::kInfeasible;
   }
+  return result;
 }
 
 }  // namespace memledger::allocate

@@ -1,52 +1,30 @@
 #include "memledger/plan/allocate/perfect_packing.h"
 
 #include <algorithm>
-#include <array>
 #include <limits>
-#include <numeric>
-#include <tuple>
 
 #include "memledger/core/error.h"
+#include "skyline.h"
 
 namespace memledger::allocate {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The buffers of size > 0 with lifetimes as ranges of sections (the spans between
-// consecutive distinct steps), optionally mirrored in time.
-struct Tight {
-  std::vector<int32_t> index;  // into problem.buffers
-  std::vector<int64_t> size, alignment;
-  std::vector<int32_t> lo, hi;  // sections [lo, hi)
-  int32_t sections = 0;
-};
+using skyline::Sections;
 
-// Returns false unless every section holds exactly `capacity`.
-bool build_tight(const Problem& problem, int64_t capacity, Tight& t) {
-  std::vector<int64_t> steps;
-  for (size_t i = 0; i < problem.buffers.size(); ++i) {
-    const Buffer& b = problem.buffers[i];
+// Returns false unless every section holds exactly `capacity` (and nothing is fixed).
+bool build_tight(const Problem& problem, int64_t capacity, Sections& t) {
+  for (const Buffer& b : problem.buffers) {
     if (b.fixed_offset) return false;
-    if (b.size == 0) continue;
-    t.index.push_back(static_cast<int32_t>(i));
-    t.size.push_back(b.size);
-    t.alignment.push_back(b.alignment);
-    steps.push_back(b.lower);
-    steps.push_back(b.upper);
   }
+  t = skyline::build_sections(problem);
   if (t.index.empty() || capacity <= 0) return false;
-  std::sort(steps.begin(), steps.end());
-  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
-  t.sections = static_cast<int32_t>(steps.size()) - 1;
-  std::vector<int64_t> delta(steps.size(), 0);
+  std::vector<int64_t> delta(t.sections + 1, 0);
   for (size_t k = 0; k < t.index.size(); ++k) {
-    const Buffer& b = problem.buffers[t.index[k]];
-    t.lo.push_back(static_cast<int32_t>(std::lower_bound(steps.begin(), steps.end(), b.lower) - steps.begin()));
-    t.hi.push_back(static_cast<int32_t>(std::lower_bound(steps.begin(), steps.end(), b.upper) - steps.begin()));
-    if (b.size > capacity) return false;
-    delta[t.lo.back()] += b.size;  // no overflow: check_problem bounds the sum of all sizes
-    delta[t.hi.back()] -= b.size;
+    if (t.size[k] > capacity) return false;
+    delta[t.lo[k]] += t.size[k];  // no overflow: check_problem bounds the sum of all sizes
+    delta[t.hi[k]] -= t.size[k];
   }
   int64_t live = 0;
   for (int32_t s = 0; s < t.sections; ++s) {
@@ -56,52 +34,28 @@ bool build_tight(const Problem& problem, int64_t capacity, Tight& t) {
   return true;
 }
 
-Tight mirrored_in_time(const Tight& t) {
-  Tight m = t;
-  for (size_t k = 0; k < t.index.size(); ++k) {
-    m.lo[k] = t.sections - t.hi[k];
-    m.hi[k] = t.sections - t.lo[k];
-  }
-  return m;
-}
-
-// The order in which buffers that start in one section are tried.
-enum class Branching { kSizeFirst, kLengthFirst };
-
-enum class Outcome { kFound, kInfeasible, kNodeLimit, kTimeout };
+using skyline::Outcome;
 
 class Skyline {
  public:
-  Skyline(const Tight& t, int64_t capacity, Branching branching, uint64_t seed, Clock::time_point deadline,
+  Skyline(const Sections& t, int64_t capacity, skyline::Branching branching, uint64_t seed, Clock::time_point deadline,
           const std::function<void(int64_t)>& on_tick, int64_t nodes_before)
       : t_(t),
-        random_(seed),
+        perturbation_(seed),
         capacity_(capacity),
         deadline_(deadline),
         on_tick_(on_tick),
         nodes_before_(nodes_before),
         height_(t.sections, 0),
         offset_(t.index.size(), -1),
-        starters_(t.sections),
-        twin_before_(t.index.size(), -1),
         enders_(t.sections),
         reach_(t.sections + 1, 0),
         depth_(t.sections + 1, 0),
         candidates_(t.index.size() + 1) {
-    std::vector<int32_t> order(t.index.size());
-    std::iota(order.begin(), order.end(), 0);
-    auto key = [&](int32_t k) {
-      return branching == Branching::kSizeFirst ? std::tuple(t.size[k], int64_t{t.hi[k]}, t.alignment[k])
-                                                : std::tuple(int64_t{t.hi[k]}, t.size[k], t.alignment[k]);
-    };
-    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return key(a) > key(b); });
-    for (const int32_t k : order) {
-      enders_[t.hi[k] - 1].push_back(k);
-      std::vector<int32_t>& list = starters_[t.lo[k]];
-      // Identical buffers are adjacent in the list; each waits for the one before it.
-      if (!list.empty() && identical(list.back(), k)) twin_before_[k] = list.back();
-      list.push_back(k);
-    }
+    skyline::Starters starters = skyline::build_starters(t, branching);
+    for (const int32_t k : starters.order) enders_[t.hi[k] - 1].push_back(k);
+    starters_ = std::move(starters.lists);
+    twin_before_ = std::move(starters.twin_before);
   }
 
   Outcome run(int64_t node_limit) {
@@ -115,11 +69,6 @@ class Skyline {
  private:
   // Identical buffers are interchangeable: each waits for the one before it.
   bool waits_for_twin(int32_t k) const { return twin_before_[k] >= 0 && offset_[twin_before_[k]] < 0; }
-
-  bool identical(int32_t a, int32_t b) const {
-    return t_.lo[a] == t_.lo[b] && t_.hi[a] == t_.hi[b] && t_.size[a] == t_.size[b] &&
-           t_.alignment[a] == t_.alignment[b];
-  }
 
   // Whether buffer k may go at offset `floor` in a well of the given end.
   bool fits(int32_t k, int64_t floor, int32_t end) const {
@@ -167,7 +116,7 @@ class Skyline {
     }
     ML_CHECK(s >= 0, "no closed well with {} of {} buffers placed", placed, t_.index.size());
     const int64_t floor = height_[s];
-    std::vector<std::pair<int32_t, int32_t>>& candidates = candidates_[placed];
+    std::vector<std::pair<int64_t, int32_t>>& candidates = candidates_[placed];
     candidates.clear();
     const int64_t left_wall = s > 0 ? height_[s - 1] : -1;
     const int64_t right_wall = end < t_.sections ? height_[end] : -1;
@@ -179,9 +128,9 @@ class Skyline {
       // Flush edges first: a buffer that fills the well's width, or whose top meets a wall,
       // leaves no new step behind (cut-like solutions are full of such edges).
       const int64_t top = floor + t_.size[k];
-      const int32_t flush =
+      const int64_t flush =
           (t_.hi[k] == end ? 2 : 0) + (top == left_wall ? 2 : 0) + (t_.hi[k] == end && top == right_wall ? 1 : 0);
-      candidates.emplace_back(-flush * (1 << 24) + (random_ ? jitter(position) : position), k);
+      candidates.emplace_back(-flush * (int64_t{1} << 32) + perturbation_.place(position), k);
     }
     std::sort(candidates.begin(), candidates.end());
     for (const auto& [key, k] : candidates) {
@@ -258,18 +207,8 @@ class Skyline {
     return true;
   }
 
-  // SplitMix64 over the seed: a perturbed branching order for restarts (0: none). Each
-  // buffer may move up to 15 places (up to 2 solved fewer hard instances in our runs).
-  int32_t jitter(int32_t position) {
-    uint64_t z = (random_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return position + static_cast<int32_t>(z % 16);
-  }
-
-  const Tight& t_;
-  uint64_t random_;
+  const Sections& t_;
+  skyline::Perturbation perturbation_;
   const int64_t capacity_;
   const Clock::time_point deadline_;
   const std::function<void(int64_t)>& on_tick_;
@@ -281,67 +220,43 @@ class Skyline {
   std::vector<std::vector<int32_t>> enders_;    // per section: buffers whose last section it is
   std::vector<char> reach_;                     // scratch for well_fillable
   std::vector<int64_t> depth_;                  // scratch for well_fillable
-  std::vector<std::vector<std::pair<int32_t, int32_t>>> candidates_;  // per depth: (order key, buffer)
+  std::vector<std::vector<std::pair<int64_t, int32_t>>> candidates_;  // per depth: (order key, buffer)
   int64_t nodes_ = 0;
   int64_t node_limit_ = 0;
 };
 
-// The Luby sequence 1 1 2 1 1 2 4 1 1 2 ...: restart limits with a bounded loss against
-// the best fixed limit, and unbounded, so the last search always completes.
-uint64_t luby(uint64_t i) {
-  for (uint64_t k = 1;; ++k) {
-    if (i == (uint64_t{1} << k) - 1) return uint64_t{1} << (k - 1);
-    if (i < (uint64_t{1} << k) - 1) return luby(i - (uint64_t{1} << (k - 1)) + 1);
-  }
-}
-
 }  // namespace
 
 bool is_tight(const Problem& problem, int64_t capacity) {
-  Tight t;
+  Sections t;
   return build_tight(problem, capacity, t);
 }
 
 PerfectPackingResult find_perfect_packing(const Problem& problem, int64_t capacity, Clock::time_point deadline,
                                           const std::function<void(int64_t nodes)>& on_tick) {
   PerfectPackingResult result;
-  Tight forward;
+  Sections forward;
   if (!build_tight(problem, capacity, forward) || forward.index.size() > kPerfectPackingMaxBuffers) return result;
-  const Tight backward = mirrored_in_time(forward);
-  struct Variant {
-    const Tight* tight;
-    Branching branching;
-  };
-  const std::array variants = {Variant{&forward, Branching::kSizeFirst}, Variant{&backward, Branching::kSizeFirst},
-                               Variant{&forward, Branching::kLengthFirst}, Variant{&backward, Branching::kLengthFirst}};
-  result.outcome = PerfectPackingResult::Outcome::kTimeout;
-  const int64_t unit = std::max<int64_t>(8 * static_cast<int64_t>(forward.index.size()), 4096);
-  for (uint64_t round = 0;; ++round) {
-    const int64_t limit = unit * static_cast<int64_t>(luby(round + 1));
-    const Variant& v = variants[round % variants.size()];
-    Skyline search(*v.tight, capacity, v.branching, round < variants.size() ? 0 : round, deadline, on_tick,
-                   result.nodes);
-    const Outcome outcome = search.run(limit);
-    result.nodes += search.nodes();
-    switch (outcome) {
-      case Outcome::kFound:
-        result.outcome = PerfectPackingResult::Outcome::kFound;
-        result.offsets.assign(problem.buffers.size(), 0);
-        for (size_t k = 0; k < forward.index.size(); ++k) {
-          result.offsets[forward.index[k]] = search.offsets()[k];
-        }
-        return result;
-      case Outcome::kInfeasible:
-        result.outcome = PerfectPackingResult::Outcome::kInfeasible;
-        return result;
-      case Outcome::kTimeout:
-        return result;
-      case Outcome::kNodeLimit:
-        ++result.restarts;
-        break;
-    }
-    if (Clock::now() > deadline) return result;
+  const skyline::Restarts run =
+      skyline::run_restarts(forward, deadline, [&](const Sections& t, const skyline::Round& r, int64_t before) {
+        return Skyline(t, capacity, r.branching, r.seed, deadline, on_tick, before);
+      });
+  result.nodes = run.nodes;
+  result.restarts = run.restarts;
+  switch (run.outcome) {
+    case Outcome::kFound:
+      result.outcome = PerfectPackingResult::Outcome::kFound;
+      result.offsets.assign(problem.buffers.size(), 0);
+      for (size_t k = 0; k < forward.index.size(); ++k) result.offsets[forward.index[k]] = run.offsets[k];
+      break;
+    case Outcome::kInfeasible:
+      result.outcome = PerfectPackingResult::Outcome::kInfeasible;
+      break;
+    default:
+      result.outcome = PerfectPackingResult::Outcome::kTimeout;
+      break;
   }
+  return result;
 }
 
 }  // namespace memledger::allocate

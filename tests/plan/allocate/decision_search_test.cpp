@@ -128,6 +128,25 @@ TEST(AllocateDecisionSearch, ABudgetOfZeroDecidesNothingHard) {
   EXPECT_NE(r.outcome, Outcome::kFound);
 }
 
+// One decision per buffer, thousands deep: the search keeps its frames on the heap, so
+// depth is no limit (it used to give up at 1500 levels of recursion). The sections overlap
+// like a staircase, so the problem does not split into parts, and the capacity leaves slack.
+TEST(AllocateDecisionSearch, ThousandsOfDecisionsDeepAreNoLimit) {
+  Problem p;
+  int64_t total = 0;
+  for (int64_t k = 0; k < 6000; ++k) {
+    const int64_t size = 1 + k % 7;
+    p.buffers.push_back(buffer("b" + std::to_string(k), k % 3, 4 + k % 5, size));
+    total += size;
+  }
+  const DecisionResult r = decide_placement(p, total + 3, far_away());
+  ASSERT_EQ(r.outcome, Outcome::kFound);
+  EXPECT_GE(r.nodes, 6000);
+  const Solution s = solution_of(p, r);
+  testing::expect_valid_plan(p, s);
+  EXPECT_LE(s.arena_bytes, total + 3);
+}
+
 TEST(AllocateDecisionSearch, CapacityBelowALiveSectionIsRefutedAtOnce) {
   const Problem p{{buffer("a", 0, 2, 10), buffer("b", 1, 3, 10)}};
   const DecisionResult r = decide_placement(p, 19, far_away());

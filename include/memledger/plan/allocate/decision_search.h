@@ -22,6 +22,8 @@
 // follow the Luby sequence over four variants (time mirrored or not, size or length
 // first), then perturbed branching orders; the limits are unbounded, so the last run of a
 // long enough budget completes.
+// The search keeps its decisions on an explicit stack (heap memory), so the depth (one
+// level per buffer placed, byte left empty or well raised) has no limit.
 //
 // Complete (kInfeasible is a proof) when every alignment divides the greatest common divisor
 // of the sizes (then offsets are counted in that unit); otherwise unaligned heights are

@@ -1,0 +1,93 @@
+// What the two skyline searches share (perfect_packing.cpp for tight problems and
+// decision_search.cpp, which may leave bytes empty): the buffers of size > 0 with their
+// lifetimes as ranges of sections (the spans between consecutive distinct steps), the same
+// mirrored in time, the per-section lists of buffers in branching order with identical
+// buffers chained (each waits for the one before it), the perturbed orders of later
+// restarts, and the restart schedule (Luby limits over four variants).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "memledger/plan/allocate/problem.h"
+
+namespace memledger::allocate::skyline {
+
+struct Sections {
+  std::vector<int32_t> index;  // into problem.buffers
+  std::vector<int64_t> size, alignment;
+  std::vector<int32_t> lo, hi;  // sections [lo, hi)
+  int32_t sections = 0;
+};
+
+// The buffers of size > 0, in problem order; sizes in bytes.
+Sections build_sections(const Problem& problem);
+Sections mirrored_in_time(const Sections& s);
+
+enum class Branching { kSizeFirst, kLengthFirst };
+
+struct Starters {
+  std::vector<int32_t> order;               // every buffer, in branching order
+  std::vector<std::vector<int32_t>> lists;  // per section: the buffers that start there, in that order
+  std::vector<int32_t> twin_before;         // the identical buffer just before this one, or -1
+};
+Starters build_starters(const Sections& s, Branching branching);
+
+// SplitMix64 over a seed: the place of a candidate in a perturbed branching order (seed 0:
+// its place unchanged). Each candidate may move up to 15 places.
+class Perturbation {
+ public:
+  explicit Perturbation(uint64_t seed) : state_(seed) {}
+  bool active() const { return state_ != 0; }
+  int64_t place(int64_t position);
+
+ private:
+  uint64_t state_;
+};
+
+// One run of the restart schedule: round r searches forward or backward in time, size or
+// length first, perturbed from round 4 on, with a node limit that follows the Luby sequence
+// (1 1 2 1 1 2 4 ...) in units of max(8 buffers, 4096) nodes: a bounded loss against the best
+// fixed limit, and unbounded, so the last run of a long enough budget completes.
+struct Round {
+  bool backward = false;
+  Branching branching = Branching::kSizeFirst;
+  uint64_t seed = 0;
+  int64_t node_limit = 0;
+};
+Round restart_round(uint64_t round, size_t buffers);
+
+enum class Outcome { kFound, kInfeasible, kNodeLimit, kTimeout };
+
+struct Restarts {
+  Outcome outcome = Outcome::kTimeout;  // kFound, kInfeasible or kTimeout
+  std::vector<int64_t> offsets;         // per buffer of the sections, when found
+  int64_t nodes = 0;
+  int64_t restarts = 0;  // runs stopped by their node limit
+};
+
+// Runs the schedule: `make(sections, round, nodes so far)` builds one search (forward or
+// mirrored sections, as the round says) with run(node_limit) -> Outcome, nodes() and
+// offsets(); rounds follow each other until one decides or the deadline has passed.
+template <class MakeSearch>
+Restarts run_restarts(const Sections& forward, std::chrono::steady_clock::time_point deadline, MakeSearch make) {
+  const Sections backward = mirrored_in_time(forward);
+  Restarts result;
+  for (uint64_t round = 0;; ++round) {
+    const Round r = restart_round(round, forward.index.size());
+    auto search = make(r.backward ? backward : forward, r, result.nodes);
+    const Outcome outcome = search.run(r.node_limit);
+    result.nodes += search.nodes();
+    if (outcome != Outcome::kNodeLimit) {
+      result.outcome = outcome;
+      if (outcome == Outcome::kFound) result.offsets = search.offsets();
+      return result;
+    }
+    ++result.restarts;
+    if (std::chrono::steady_clock::now() > deadline) return result;
+  }
+}
+
+}  // namespace memledger::allocate::skyline
