@@ -1,12 +1,27 @@
 #include "memledger/exec/buffer_provider.h"
 
 #include <algorithm>
+#include <mutex>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "memledger/core/error.h"
 
 namespace memledger {
 namespace {
 constexpr size_t kAlignment = 64;
+}
+
+HeapBufferProvider::HeapBufferProvider() {
+#if defined(__GLIBC__)
+  static std::once_flag once;
+  std::call_once(once, [] {
+    constexpr int kKeep = 256 << 20;
+    mallopt(M_MMAP_THRESHOLD, kKeep);
+    mallopt(M_TRIM_THRESHOLD, kKeep);
+  });
+#endif
 }
 
 std::span<std::byte> HeapBufferProvider::allocate(Block& block, int64_t bytes) {

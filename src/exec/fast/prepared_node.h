@@ -26,7 +26,18 @@ class PreparedNode {
   // Bytes of constants (weights) reordered once, at preparation, into the primitive's
   // format and held by the node outside any plan (0 unless prepacking).
   virtual int64_t prepacked_bytes() const { return 0; }
+  // Whether the op table's in-place promise (an output may take an input's buffer) holds
+  // for this kernel: elementwise ones write each element after reading it; a Conv does only
+  // where it reads its input through a workspace copy or writes its output through one.
+  virtual bool keeps_in_place_promise() const { return false; }
+  // SiLU fusion (PrepareOptions::fuse_silu): this Sigmoid writes nothing, the Mul after it
+  // computes x·sigmoid(x) from x alone; computes_silu() is that Mul.
+  virtual bool skipped_for_silu() const { return false; }
+  virtual bool computes_silu() const { return false; }
 };
+
+// By value index: 1 where the value's bytes are channels-last (NHWC), 0 where row-major.
+using ChannelsLast = std::vector<uint8_t>;
 
 struct PrepareOptions {
   int threads = 1;
@@ -35,7 +46,16 @@ struct PrepareOptions {
   bool prepack_weights = true;
   // Only the contract is wanted: the primitives are made, no prepacking reorder runs.
   bool contract_only = false;
+  // The activations' byte order (fast/layout.h); null: every value row-major.
+  const ChannelsLast* channels_last = nullptr;
+  // SiLU as exported, s = Sigmoid(x), y = Mul(x, s) with s read by that Mul only, runs as
+  // one oneDNN swish in the Mul (one pass over x instead of three); the Sigmoid's output
+  // stays in the plan but is never written nor read.
+  bool fuse_silu = true;
 };
+
+// The Mul that makes `sigmoid` (a Sigmoid node) the first half of a SiLU, or null.
+const Node* silu_mul_of(const Graph& graph, const Node& sigmoid);
 
 // Whether the fast set has a kernel for the operator at all.
 bool has_fast_kernel(const Node& node);
@@ -44,6 +64,16 @@ bool has_fast_kernel(const Node& node);
 // the fast set does not run this node (then the reference kernel does).
 std::unique_ptr<PreparedNode> prepare(const Graph& graph, const Node& node, const PrepareOptions& options,
                                       std::string& why);
+
+// How the fast kernel of `node` treats the byte order of its values (fast/layout.h): groups
+// of values that must share one order, and values it takes or makes row-major only.
+struct LayoutRule {
+  std::vector<std::vector<ValueId>> ties;
+  std::vector<ValueId> row_major;
+};
+LayoutRule layout_rule(const Graph& graph, const Node& node);
+// A value whose spatial extent is 1 (or that is not a 4-d float tensor) has one byte order.
+bool layout_neutral(const Value& v);
 
 // How deep this thread is inside a oneDNN call of a run (execute, set_data_handle) right now (0 outside): a test that
 // counts heap allocations tells oneDNN's own argument bookkeeping from memledger's.
