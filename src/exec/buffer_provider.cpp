@@ -60,6 +60,16 @@ void HeapBufferProvider::release(ValueId value) {
   values_.erase(it);
 }
 
+bool HeapBufferProvider::move_buffer(ValueId from, ValueId to) {
+  auto it = values_.find(from);
+  ML_CHECK(it != values_.end(), "move of value {} that has no buffer", from.index);
+  ML_CHECK(!values_.count(to), "value {} given a buffer twice", to.index);
+  Block block = std::move(it->second);
+  values_.erase(it);
+  values_[to] = std::move(block);
+  return true;
+}
+
 void HeapBufferProvider::release_workspace(NodeId node) {
   auto it = workspaces_.find(node);
   ML_CHECK(it != workspaces_.end(), "release of a workspace node {} does not have", node.index);

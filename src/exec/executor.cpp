@@ -158,6 +158,7 @@ struct Executor::State {
     int64_t workspace_bytes = 0;
     exec::KernelContext ctx;
     std::vector<ValueId> release_after;  // values whose last reader (or producer) this step is
+    ValueId forward_from;                // input 0, when its buffer may become output 0's
   };
   std::vector<Step> steps;
   std::vector<ValueId> release_at_start;      // graph inputs nothing reads
@@ -239,6 +240,14 @@ Executor::Executor(const Graph& graph, ExecOptions options)
     for (ValueId v : done)
       if (v.valid() && !graph.value(v).is_constant() && last_use[v.index] <= step)
         s.steps[step].release_after.push_back(v);
+    const auto& fast = s.steps[step].fast;
+    if (fast && fast->forwards_input() && !node.inputs.empty() && node.inputs[0].valid() && node.outputs.size() == 1 &&
+        node.outputs[0].valid()) {
+      const ValueId in = node.inputs[0], out = node.outputs[0];
+      if (!graph.value(in).is_constant() && !graph.is_graph_input(in) && last_use[in.index] == step &&
+          !graph.is_graph_output(out) && buffer_bytes(graph.value(in)) == buffer_bytes(graph.value(out)))
+        s.steps[step].forward_from = in;
+    }
   }
   s.buffers.resize(graph.value_count());
   s.held.resize(graph.value_count(), 0);
@@ -409,9 +418,23 @@ void Executor::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
       // An empty tensor still counts as present.
       ctx.inputs[i].data = data ? data : &empty_input;
     }
+    // A node that forwards its input (an activation fused into the Conv before it) may take
+    // that input's buffer when nothing reads the input afterwards and the provider places
+    // buffers itself (the heap); in a planned arena the plan decides.
+    if (step.forward_from.valid() && s.held[step.forward_from.index] &&
+        provider.move_buffer(step.forward_from, node.outputs[0])) {
+      const ValueId out = node.outputs[0];
+      s.buffers[out.index] = s.buffers[step.forward_from.index];
+      s.held[out.index] = 1;
+      s.held[step.forward_from.index] = 0;
+    }
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       const ValueId v = node.outputs[i];
       if (!v.valid()) continue;
+      if (s.held[v.index]) {  // forwarded above
+        ctx.outputs[i].data = s.buffers[v.index].data();
+        continue;
+      }
       auto buffer = take(v, &node);
       ctx.outputs[i].data = buffer.data() ? buffer.data() : &empty_output;
     }

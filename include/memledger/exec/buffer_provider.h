@@ -27,6 +27,10 @@ class BufferProvider {
   virtual std::span<std::byte> workspace(NodeId node, int64_t bytes) = 0;
   virtual void release(ValueId value) = 0;
   virtual void release_workspace(NodeId node) = 0;
+  // Hands `from`'s buffer, which nothing reads any more, to `to` instead of a buffer of its
+  // own (as if `to` had been given it and `from` released), when the provider places
+  // buffers itself; false (nothing done) where a plan places them.
+  virtual bool move_buffer(ValueId /*from*/, ValueId /*to*/) { return false; }
 };
 
 // Every buffer its own heap allocation, aligned to 64 bytes (the host profile's alignment),
@@ -42,6 +46,7 @@ class HeapBufferProvider : public BufferProvider {
   std::span<std::byte> workspace(NodeId node, int64_t bytes) override;
   void release(ValueId value) override;
   void release_workspace(NodeId node) override;
+  bool move_buffer(ValueId from, ValueId to) override;
 
   int64_t live_bytes() const { return live_bytes_; }
   int64_t peak_bytes() const { return peak_bytes_; }

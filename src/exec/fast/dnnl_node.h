@@ -53,8 +53,8 @@ class DnnlNode : public PreparedNode {
   int64_t prepacked_bytes() const override { return prepacked_bytes_; }
   bool keeps_in_place_promise() const override { return in_place_; }
   void set_keeps_in_place_promise() { in_place_ = true; }
-  bool computes_silu() const override { return silu_; }
-  void set_computes_silu() { silu_ = true; }
+  bool fused() const override { return fused_; }
+  void set_fused() { fused_ = true; }
 
  private:
   enum class Source { kInput, kOutput, kWorkspace };
@@ -78,7 +78,7 @@ class DnnlNode : public PreparedNode {
   std::vector<std::unique_ptr<std::byte[]>> prepacked_;
   int64_t prepacked_bytes_ = 0;
   bool in_place_ = false;
-  bool silu_ = false;
+  bool fused_ = false;
 };
 
 }  // namespace memledger::exec::fast

@@ -119,8 +119,110 @@ memory::desc act_desc(const memory::dims& dims, bool cl) {
   return plain_desc(dims, dt::f32);
 }
 
+// Unary activations: oneDNN eltwise over the flat buffer (same shape in and out).
+struct Activation {
+  algorithm alg;
+  float alpha = 0, beta = 0;
+};
+
+float constant_scalar(const Graph& g, const Node& n, size_t i, float fallback) {
+  if (!has_in(n, i)) return fallback;
+  const Value& v = g.value(n.inputs[i]);
+  if (!v.is_constant() || v.dtype != DType::kFloat32 || v.constant->elements() != 1)
+    not_fast(fmt::format("input {} is not a constant float scalar", i));
+  return static_cast<float>(v.constant->element_as_double(0));
+}
+
+Activation activation_of(const Graph& g, const Node& n) {
+  const std::string& op = n.op;
+  if (op == "Relu") return {algorithm::eltwise_relu};
+  if (op == "LeakyRelu") return {algorithm::eltwise_relu, n.float_attr("alpha", 0.01f)};
+  if (op == "Elu") return {algorithm::eltwise_elu, n.float_attr("alpha", 1.0f)};
+  if (op == "Sigmoid") return {algorithm::eltwise_logistic};
+  if (op == "Tanh") return {algorithm::eltwise_tanh};
+  if (op == "Exp") return {algorithm::eltwise_exp};
+  if (op == "Abs") return {algorithm::eltwise_abs};
+  if (op == "Sqrt") return {algorithm::eltwise_sqrt};
+  if (op == "Neg") return {algorithm::eltwise_linear, -1.0f, 0.0f};
+  if (op == "HardSwish") return {algorithm::eltwise_hardswish};
+  if (op == "Clip") {
+    const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+    if (g.opset < 11) return {algorithm::eltwise_clip_v2, n.float_attr("min", lo), n.float_attr("max", hi)};
+    return {algorithm::eltwise_clip_v2, constant_scalar(g, n, 1, lo), constant_scalar(g, n, 2, hi)};
+  }
+  not_fast("no activation " + op);
+}
+
+// The Relu or Clip that alone reads `conv`'s output (same shape, float, not a graph
+// output), or null: it can be the Conv's post-op.
+const Node* fusable_activation(const Graph& g, const Node& conv) {
+  if (conv.op != "Conv" || conv.outputs.size() != 1 || !conv.outputs[0].valid()) return nullptr;
+  const ValueId c = conv.outputs[0];
+  if (g.is_graph_output(c)) return nullptr;
+  const std::vector<NodeId> readers = g.consumers(c);
+  if (readers.size() != 1) return nullptr;
+  const Node& act = g.node(readers[0]);
+  if ((act.op != "Relu" && act.op != "Clip") || !act.domain.empty() || act.inputs.empty() || act.inputs[0] != c ||
+      act.outputs.size() != 1 || !act.outputs[0].valid())
+    return nullptr;
+  const Value& cv = g.value(c);
+  const Value& yv = g.value(act.outputs[0]);
+  if (cv.dtype != DType::kFloat32 || yv.dtype != cv.dtype || yv.shape != cv.shape) return nullptr;
+  try {
+    activation_of(g, act);
+  } catch (const NotFast&) {
+    return nullptr;
+  }
+  return &act;
+}
+
+// The Conv whose post-op the Relu or Clip `act` is, or null.
+const Node* fused_conv_of(const Graph& g, const Node& act) {
+  if (act.inputs.empty() || !act.inputs[0].valid()) return nullptr;
+  const NodeId producer = g.value(act.inputs[0]).producer;
+  if (!producer.valid()) return nullptr;
+  const Node& conv = g.node(producer);
+  return fusable_activation(g, conv) == &act ? &conv : nullptr;
+}
+
+// A Conv's attributes: user scratchpad, and its Relu or Clip as a post-op where it fuses.
+dnnl::primitive_attr conv_attr(const Graph& g, const Node& conv, const PrepareOptions& options, bool& fused) {
+  dnnl::primitive_attr attr = user_scratchpad_attr();
+  fused = false;
+  if (!options.fuse) return attr;
+  if (const Node* act = fusable_activation(g, conv)) {
+    const Activation a = activation_of(g, *act);
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, a.alg, a.alpha, a.beta);
+    attr.set_post_ops(ops);
+    fused = true;
+  }
+  return attr;
+}
+
+// A Relu or Clip fused into the Conv before it: the values are already activated.
+class ForwardNode : public PreparedNode {
+ public:
+  ForwardNode(std::string op, int64_t bytes) : op_(std::move(op)), bytes_(bytes) {}
+  int64_t workspace_bytes() const override { return 0; }
+  void run(KernelContext& ctx) override {
+    const std::byte* from = ctx.in(0).data;
+    std::byte* to = ctx.out(0).data;
+    if (from != to && bytes_ > 0) std::memmove(to, from, static_cast<size_t>(bytes_));
+  }
+  std::string describe() const override { return op_ + " fused into the Conv before it"; }
+  bool keeps_in_place_promise() const override { return true; }
+  bool relies_on_fusion() const override { return true; }
+  bool forwards_input() const override { return true; }
+
+ private:
+  std::string op_;
+  int64_t bytes_;
+};
+
 bool prepare_pointwise_as_matmul(DnnlNode& node, const Graph& g, const Node& n);
-void prepare_pointwise_channels_last(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
+void prepare_pointwise_channels_last(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options,
+                                     const dnnl::primitive_attr& attr);
 void add_matmul(DnnlNode& node, const memory& a, const memory& b, const memory& bias, const memory& y,
                 const dnnl::primitive_attr& attr, const Value* b_constant, const PrepareOptions& options);
 
@@ -162,15 +264,18 @@ void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOp
                          std::all_of(w.pad_l.begin(), w.pad_l.end(), [](int64_t v) { return v == 0; }) &&
                          std::all_of(w.pad_r.begin(), w.pad_r.end(), [](int64_t v) { return v == 0; });
   const bool src_cl = channels_last(options, n.inputs[0]), dst_cl = channels_last(options, n.outputs[0]);
+  bool fused = false;
+  const dnnl::primitive_attr attr = conv_attr(g, n, options, fused);
   if (pointwise && src_cl == dst_cl && (!has_in(n, 2) || all_f32_dims(in_value(g, n, 2)) == memory::dims{maps})) {
     DnnlNode trial;
     try {
       if (src_cl) {
-        prepare_pointwise_channels_last(trial, g, n, options);
+        prepare_pointwise_channels_last(trial, g, n, options, attr);
+        if (fused) trial.set_fused();
         node = std::move(trial);
         return;
       }
-      if (prepare_pointwise_as_matmul(trial, g, n)) {
+      if (!fused && prepare_pointwise_as_matmul(trial, g, n)) {
         node = std::move(trial);
         return;
       }
@@ -209,9 +314,10 @@ void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOp
       const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm::convolution_direct,
                                                  side(src, x, src_cl), any(wdims), bias_any, side(dst, y, dst_cl),
                                                  w.strides, dnnl_dilations(w.dilations), w.pad_l, w.pad_r);
-      const auto pd = usable(dnnl::convolution_forward::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()),
+      const auto pd = usable(dnnl::convolution_forward::primitive_desc(desc, attr, cpu_engine()),
                              /*allow_ref=*/false);
       run_through_workspace<dnnl::convolution_forward>(trial, pd, src, weights, wv, bias, dst, "conv", options);
+      if (fused) trial.set_fused();
       node = std::move(trial);
       return;
     } catch (const NotFast&) {
@@ -386,7 +492,8 @@ bool prepare_pointwise_as_matmul(DnnlNode& node, const Graph& g, const Node& n) 
 
 // A pointwise Conv on channels-last activations is X[N·H·W, C] × Wᵀ[C, M] + bias, the
 // layout oneDNN's matmul takes directly (bias per column, weights reordered once).
-void prepare_pointwise_channels_last(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
+void prepare_pointwise_channels_last(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options,
+                                     const dnnl::primitive_attr& attr) {
   const memory::dims x = all_f32_dims(in_value(g, n, 0)), wd = all_f32_dims(in_value(g, n, 1));
   const int64_t maps = wd[0], channels = x[1], rows = x[0] * x[2] * x[3];
   const memory A = node.input(0, plain_desc({rows, channels}, dt::f32));
@@ -394,7 +501,7 @@ void prepare_pointwise_channels_last(DnnlNode& node, const Graph& g, const Node&
   const memory bias = has_in(n, 2) ? node.input(2, plain_desc({1, maps}, dt::f32)) : memory();
   const memory Y = node.output(0, plain_desc({rows, maps}, dt::f32));
   const Value& wv = in_value(g, n, 1);
-  add_matmul(node, A, B, bias, Y, user_scratchpad_attr(), wv.is_constant() ? &wv : nullptr, options);
+  add_matmul(node, A, B, bias, Y, attr, wv.is_constant() ? &wv : nullptr, options);
 }
 
 void prepare_gemm(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
@@ -442,40 +549,6 @@ void prepare_matmul(DnnlNode& node, const Graph& g, const Node& n, const Prepare
              bv.is_constant() ? &bv : nullptr, options);
 }
 
-// Unary activations: oneDNN eltwise over the flat buffer (same shape in and out).
-struct Activation {
-  algorithm alg;
-  float alpha = 0, beta = 0;
-};
-
-float constant_scalar(const Graph& g, const Node& n, size_t i, float fallback) {
-  if (!has_in(n, i)) return fallback;
-  const Value& v = g.value(n.inputs[i]);
-  if (!v.is_constant() || v.dtype != DType::kFloat32 || v.constant->elements() != 1)
-    not_fast(fmt::format("input {} is not a constant float scalar", i));
-  return static_cast<float>(v.constant->element_as_double(0));
-}
-
-Activation activation_of(const Graph& g, const Node& n) {
-  const std::string& op = n.op;
-  if (op == "Relu") return {algorithm::eltwise_relu};
-  if (op == "LeakyRelu") return {algorithm::eltwise_relu, n.float_attr("alpha", 0.01f)};
-  if (op == "Elu") return {algorithm::eltwise_elu, n.float_attr("alpha", 1.0f)};
-  if (op == "Sigmoid") return {algorithm::eltwise_logistic};
-  if (op == "Tanh") return {algorithm::eltwise_tanh};
-  if (op == "Exp") return {algorithm::eltwise_exp};
-  if (op == "Abs") return {algorithm::eltwise_abs};
-  if (op == "Sqrt") return {algorithm::eltwise_sqrt};
-  if (op == "Neg") return {algorithm::eltwise_linear, -1.0f, 0.0f};
-  if (op == "HardSwish") return {algorithm::eltwise_hardswish};
-  if (op == "Clip") {
-    const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
-    if (g.opset < 11) return {algorithm::eltwise_clip_v2, n.float_attr("min", lo), n.float_attr("max", hi)};
-    return {algorithm::eltwise_clip_v2, constant_scalar(g, n, 1, lo), constant_scalar(g, n, 2, hi)};
-  }
-  not_fast("no activation " + op);
-}
-
 // The input of `mul` that a SiLU's Sigmoid reads (0 or 1), or -1 when `mul` is no SiLU's Mul.
 int silu_input(const Graph& g, const Node& mul) {
   if (mul.op != "Mul" || mul.inputs.size() != 2 || !mul.domain.empty() || mul.outputs.size() != 1) return -1;
@@ -501,7 +574,7 @@ class SkippedNode : public PreparedNode {
   void run(KernelContext&) override {}
   std::string describe() const override { return "nothing (the SiLU's Mul computes it)"; }
   bool keeps_in_place_promise() const override { return true; }
-  bool skipped_for_silu() const override { return true; }
+  bool relies_on_fusion() const override { return true; }
 };
 
 // y = x·sigmoid(x) as oneDNN's swish over the flat buffer of x.
@@ -517,7 +590,7 @@ void prepare_silu(DnnlNode& node, const Graph& g, const Node& mul, int x) {
   if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
   node.add_step(dnnl::eltwise_forward(pd), std::move(args), std::string("silu ") + pd.impl_info_str());
   node.set_keeps_in_place_promise();
-  node.set_computes_silu();
+  node.set_fused();
 }
 
 void prepare_activation(DnnlNode& node, const Graph& g, const Node& n) {
@@ -864,6 +937,13 @@ bool has_fast_kernel(const Node& node) {
   return (node.domain.empty() || node.domain == "ai.onnx") && fast_ops().count(node.op) != 0;
 }
 
+const Node* silu_mul_of(const Graph& g, const Node& sigmoid);
+
+const Node* fusion_partner(const Graph& g, const Node& n) {
+  if (n.op == "Sigmoid") return silu_mul_of(g, n);
+  return fused_conv_of(g, n);
+}
+
 const Node* silu_mul_of(const Graph& g, const Node& sigmoid) {
   if (sigmoid.op != "Sigmoid" || sigmoid.outputs.size() != 1 || !sigmoid.outputs[0].valid()) return nullptr;
   const std::vector<NodeId> readers = g.consumers(sigmoid.outputs[0]);
@@ -967,11 +1047,15 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
         prepare_matmul(*node, g, n, options);
         break;
       case 6:
-        if (options.fuse_silu && n.op == "Sigmoid" && silu_mul_of(g, n)) return std::make_unique<SkippedNode>();
+        if (options.fuse && n.op == "Sigmoid" && silu_mul_of(g, n)) return std::make_unique<SkippedNode>();
+        if (options.fuse && fused_conv_of(g, n)) {
+          const Value& in = in_value(g, n, 0);
+          return std::make_unique<ForwardNode>(n.op, element_count(in.shape, in.name) * host_element_bytes(in.dtype));
+        }
         prepare_activation(*node, g, n);
         break;
       case 7:
-        if (const int x = options.fuse_silu ? silu_input(g, n) : -1; x >= 0)
+        if (const int x = options.fuse ? silu_input(g, n) : -1; x >= 0)
           prepare_silu(*node, g, n, x);
         else
           prepare_binary(*node, g, n, options);

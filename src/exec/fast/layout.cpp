@@ -82,7 +82,7 @@ PreparedGraph prepare_graph(const Graph& graph, PrepareOptions options,
   // and every node touching them is prepared again.
   options.channels_last = &out.channels_last;
   std::vector<uint8_t> dirty(may_be_fast);
-  std::vector<uint8_t> no_silu(order.size(), 0);  // a Sigmoid that must compute after all
+  std::vector<uint8_t> no_fusion(order.size(), 0);  // a node that must compute after all
   auto position_of = [&](const Node* node) {
     for (size_t j = 0; j < order.size(); ++j)
       if (&graph.node(order[j]) == node) return j;
@@ -102,7 +102,7 @@ PreparedGraph prepare_graph(const Graph& graph, PrepareOptions options,
       const Node& node = graph.node(order[i]);
       std::string why;
       PrepareOptions node_options = options;
-      node_options.fuse_silu = options.fuse_silu && !no_silu[i];
+      node_options.fuse = options.fuse && !no_fusion[i];
       out.nodes[i] = prepare(graph, node, node_options, why);
       out.why[i] = out.nodes[i] ? std::string() : why;
       if (out.nodes[i] || !touches(node, [&](size_t v) { return out.channels_last[v] != 0; })) continue;
@@ -118,12 +118,12 @@ PreparedGraph prepare_graph(const Graph& graph, PrepareOptions options,
           dirty[j] = 1;
       again = true;
     }
-    // A Sigmoid left out for a SiLU whose Mul is not the fused one computes after all.
+    // A node left out for a fusion its partner did not make computes after all.
     for (size_t i = 0; i < order.size(); ++i) {
-      if (!out.nodes[i] || !out.nodes[i]->skipped_for_silu()) continue;
-      const size_t j = position_of(silu_mul_of(graph, graph.node(order[i])));
-      if (j < order.size() && out.nodes[j] && out.nodes[j]->computes_silu()) continue;
-      no_silu[i] = 1;
+      if (!out.nodes[i] || !out.nodes[i]->relies_on_fusion()) continue;
+      const size_t j = position_of(fusion_partner(graph, graph.node(order[i])));
+      if (j < order.size() && out.nodes[j] && out.nodes[j]->fused()) continue;
+      no_fusion[i] = 1;
       dirty[i] = 1;
       again = true;
     }

@@ -30,10 +30,13 @@ class PreparedNode {
   // for this kernel: elementwise ones write each element after reading it; a Conv does only
   // where it reads its input through a workspace copy or writes its output through one.
   virtual bool keeps_in_place_promise() const { return false; }
-  // SiLU fusion (PrepareOptions::fuse_silu): this Sigmoid writes nothing, the Mul after it
-  // computes x·sigmoid(x) from x alone; computes_silu() is that Mul.
-  virtual bool skipped_for_silu() const { return false; }
-  virtual bool computes_silu() const { return false; }
+  // Fusion (PrepareOptions::fuse): this node's work is done by its fusion partner
+  // (fusion_partner()), which then says fused().
+  virtual bool relies_on_fusion() const { return false; }
+  virtual bool fused() const { return false; }
+  // The output is input 0's bytes unchanged (it copies only where the buffers differ): a
+  // run may hand the output input 0's buffer when nothing reads input 0 afterwards.
+  virtual bool forwards_input() const { return false; }
 };
 
 // By value index: 1 where the value's bytes are channels-last (NHWC), 0 where row-major.
@@ -48,14 +51,19 @@ struct PrepareOptions {
   bool contract_only = false;
   // The activations' byte order (fast/layout.h); null: every value row-major.
   const ChannelsLast* channels_last = nullptr;
-  // SiLU as exported, s = Sigmoid(x), y = Mul(x, s) with s read by that Mul only, runs as
-  // one oneDNN swish in the Mul (one pass over x instead of three); the Sigmoid's output
-  // stays in the plan but is never written nor read.
-  bool fuse_silu = true;
+  // Fusion where the graph allows it (the plan's values stay as they are):
+  // - SiLU as exported, s = Sigmoid(x), y = Mul(x, s) with s read by that Mul only, runs as
+  //   one oneDNN swish in the Mul (one pass over x instead of three); the Sigmoid's output
+  //   stays in the plan but is never written nor read.
+  // - A Relu or Clip that alone reads a Conv's output is a post-op of the Conv, which writes
+  //   the activated values into its own output; the Relu or Clip then forwards them
+  //   (forwards_input()). Both activations are idempotent, so a consumer that computes
+  //   anyway gets the same numbers.
+  bool fuse = true;
 };
 
-// The Mul that makes `sigmoid` (a Sigmoid node) the first half of a SiLU, or null.
-const Node* silu_mul_of(const Graph& graph, const Node& sigmoid);
+// The node whose fused() `node` relies on when it relies_on_fusion(), or null.
+const Node* fusion_partner(const Graph& graph, const Node& node);
 
 // Whether the fast set has a kernel for the operator at all.
 bool has_fast_kernel(const Node& node);
