@@ -158,7 +158,7 @@ struct Executor::State {
     int64_t workspace_bytes = 0;
     exec::KernelContext ctx;
     std::vector<ValueId> release_after;  // values whose last reader (or producer) this step is
-    ValueId forward_from;                // input 0, when its buffer may become output 0's
+    ValueId forward_from;                // the forwarded input, when its buffer may become output 0's
   };
   std::vector<Step> steps;
   std::vector<ValueId> release_at_start;      // graph inputs nothing reads
@@ -241,9 +241,10 @@ Executor::Executor(const Graph& graph, ExecOptions options)
       if (v.valid() && !graph.value(v).is_constant() && last_use[v.index] <= step)
         s.steps[step].release_after.push_back(v);
     const auto& fast = s.steps[step].fast;
-    if (fast && fast->forwards_input() && !node.inputs.empty() && node.inputs[0].valid() && node.outputs.size() == 1 &&
-        node.outputs[0].valid()) {
-      const ValueId in = node.inputs[0], out = node.outputs[0];
+    const int forwarded = fast ? fast->forwarded_input() : -1;
+    if (forwarded >= 0 && static_cast<size_t>(forwarded) < node.inputs.size() &&
+        node.inputs[static_cast<size_t>(forwarded)].valid() && node.outputs.size() == 1 && node.outputs[0].valid()) {
+      const ValueId in = node.inputs[static_cast<size_t>(forwarded)], out = node.outputs[0];
       if (!graph.value(in).is_constant() && !graph.is_graph_input(in) && last_use[in.index] == step &&
           !graph.is_graph_output(out) && buffer_bytes(graph.value(in)) == buffer_bytes(graph.value(out)))
         s.steps[step].forward_from = in;

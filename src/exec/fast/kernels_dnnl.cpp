@@ -153,36 +153,60 @@ Activation activation_of(const Graph& g, const Node& n) {
   not_fast("no activation " + op);
 }
 
-// The Relu or Clip that alone reads `conv`'s output (same shape, float, not a graph
-// output), or null: it can be the Conv's post-op.
-const Node* fusable_activation(const Graph& g, const Node& conv) {
-  if (conv.op != "Conv" || conv.outputs.size() != 1 || !conv.outputs[0].valid()) return nullptr;
+int silu_input(const Graph& g, const Node& mul);
+
+// The activation a Conv's output goes through, that can be its post-op: a Relu or Clip that
+// alone reads the output (same shape, float, not a graph output), or a SiLU's Mul whose
+// Sigmoid and itself are the output's only readers. Null when there is none.
+struct PostOp {
+  const Node* node = nullptr;  // the Relu, Clip or Mul whose output the post-op computes
+  Activation activation;
+};
+
+PostOp fusable_activation(const Graph& g, const Node& conv) {
+  if (conv.op != "Conv" || conv.outputs.size() != 1 || !conv.outputs[0].valid()) return {};
   const ValueId c = conv.outputs[0];
-  if (g.is_graph_output(c)) return nullptr;
+  if (g.is_graph_output(c) || g.value(c).dtype != DType::kFloat32) return {};
   const std::vector<NodeId> readers = g.consumers(c);
-  if (readers.size() != 1) return nullptr;
+  if (readers.size() == 2) {  // SiLU: Sigmoid(c) and Mul(c, sigmoid), in either order
+    for (int k = 0; k < 2; ++k) {
+      const Node& mul = g.node(readers[static_cast<size_t>(k)]);
+      const Node& sigmoid = g.node(readers[static_cast<size_t>(1 - k)]);
+      const int x = silu_input(g, mul);
+      if (x >= 0 && mul.inputs[static_cast<size_t>(x)] == c && sigmoid.op == "Sigmoid" &&
+          mul.inputs[static_cast<size_t>(1 - x)] == sigmoid.outputs.at(0))
+        return {&mul, {algorithm::eltwise_swish, 1.0f, 0.0f}};
+    }
+    return {};
+  }
+  if (readers.size() != 1) return {};
   const Node& act = g.node(readers[0]);
   if ((act.op != "Relu" && act.op != "Clip") || !act.domain.empty() || act.inputs.empty() || act.inputs[0] != c ||
       act.outputs.size() != 1 || !act.outputs[0].valid())
-    return nullptr;
-  const Value& cv = g.value(c);
+    return {};
   const Value& yv = g.value(act.outputs[0]);
-  if (cv.dtype != DType::kFloat32 || yv.dtype != cv.dtype || yv.shape != cv.shape) return nullptr;
+  if (yv.dtype != DType::kFloat32 || yv.shape != g.value(c).shape) return {};
   try {
-    activation_of(g, act);
+    return {&act, activation_of(g, act)};
   } catch (const NotFast&) {
-    return nullptr;
+    return {};
   }
-  return &act;
 }
 
-// The Conv whose post-op the Relu or Clip `act` is, or null.
-const Node* fused_conv_of(const Graph& g, const Node& act) {
-  if (act.inputs.empty() || !act.inputs[0].valid()) return nullptr;
-  const NodeId producer = g.value(act.inputs[0]).producer;
-  if (!producer.valid()) return nullptr;
-  const Node& conv = g.node(producer);
-  return fusable_activation(g, conv) == &act ? &conv : nullptr;
+// The input of `node` (a Relu, Clip or SiLU's Mul) that a Conv's output with `node` as its
+// post-op is, or -1.
+int forwarded_input(const Graph& g, const Node& node) {
+  const int x = node.op == "Mul" ? silu_input(g, node) : 0;
+  if (x < 0 || node.inputs.size() <= static_cast<size_t>(x) || !node.inputs[static_cast<size_t>(x)].valid()) return -1;
+  const NodeId producer = g.value(node.inputs[static_cast<size_t>(x)]).producer;
+  if (!producer.valid()) return -1;
+  return fusable_activation(g, g.node(producer)).node == &node ? x : -1;
+}
+
+// The Conv whose post-op `node` is, or null.
+const Node* fused_conv_of(const Graph& g, const Node& node) {
+  const int x = forwarded_input(g, node);
+  return x < 0 ? nullptr : &g.node(g.value(node.inputs[static_cast<size_t>(x)]).producer);
 }
 
 // A Conv's attributes: user scratchpad, and its Relu or Clip as a post-op where it fuses.
@@ -190,8 +214,8 @@ dnnl::primitive_attr conv_attr(const Graph& g, const Node& conv, const PrepareOp
   dnnl::primitive_attr attr = user_scratchpad_attr();
   fused = false;
   if (!options.fuse) return attr;
-  if (const Node* act = fusable_activation(g, conv)) {
-    const Activation a = activation_of(g, *act);
+  if (const PostOp post = fusable_activation(g, conv); post.node) {
+    const Activation& a = post.activation;
     dnnl::post_ops ops;
     ops.append_eltwise(1.0f, a.alg, a.alpha, a.beta);
     attr.set_post_ops(ops);
@@ -200,24 +224,28 @@ dnnl::primitive_attr conv_attr(const Graph& g, const Node& conv, const PrepareOp
   return attr;
 }
 
-// A Relu or Clip fused into the Conv before it: the values are already activated.
+// A Relu, Clip or SiLU's Mul fused into the Conv before it: input `input` (the Conv's
+// output) is already activated.
 class ForwardNode : public PreparedNode {
  public:
-  ForwardNode(std::string op, int64_t bytes) : op_(std::move(op)), bytes_(bytes) {}
+  ForwardNode(std::string op, int64_t bytes, int input) : op_(std::move(op)), bytes_(bytes), input_(input) {}
   int64_t workspace_bytes() const override { return 0; }
   void run(KernelContext& ctx) override {
-    const std::byte* from = ctx.in(0).data;
+    const std::byte* from = ctx.in(static_cast<size_t>(input_)).data;
     std::byte* to = ctx.out(0).data;
     if (from != to && bytes_ > 0) std::memmove(to, from, static_cast<size_t>(bytes_));
   }
   std::string describe() const override { return op_ + " fused into the Conv before it"; }
   bool keeps_in_place_promise() const override { return true; }
   bool relies_on_fusion() const override { return true; }
-  bool forwards_input() const override { return true; }
+  // The SiLU's Sigmoid relies on its Mul: computed here, by the Conv.
+  bool fused() const override { return op_ == "Mul"; }
+  int forwarded_input() const override { return input_; }
 
  private:
   std::string op_;
   int64_t bytes_;
+  int input_;
 };
 
 bool prepare_pointwise_as_matmul(DnnlNode& node, const Graph& g, const Node& n);
@@ -939,6 +967,8 @@ bool has_fast_kernel(const Node& node) {
 
 const Node* silu_mul_of(const Graph& g, const Node& sigmoid);
 
+const Node* post_op_node(const Graph& g, const Node& conv) { return fusable_activation(g, conv).node; }
+
 const Node* fusion_partner(const Graph& g, const Node& n) {
   if (n.op == "Sigmoid") return silu_mul_of(g, n);
   return fused_conv_of(g, n);
@@ -1050,11 +1080,17 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
         if (options.fuse && n.op == "Sigmoid" && silu_mul_of(g, n)) return std::make_unique<SkippedNode>();
         if (options.fuse && fused_conv_of(g, n)) {
           const Value& in = in_value(g, n, 0);
-          return std::make_unique<ForwardNode>(n.op, element_count(in.shape, in.name) * host_element_bytes(in.dtype));
+          return std::make_unique<ForwardNode>(n.op, element_count(in.shape, in.name) * host_element_bytes(in.dtype),
+                                               0);
         }
         prepare_activation(*node, g, n);
         break;
       case 7:
+        if (const int f = options.fuse ? forwarded_input(g, n) : -1; f >= 0) {
+          const Value& in = in_value(g, n, static_cast<size_t>(f));
+          return std::make_unique<ForwardNode>(n.op, element_count(in.shape, in.name) * host_element_bytes(in.dtype),
+                                               f);
+        }
         if (const int x = options.fuse ? silu_input(g, n) : -1; x >= 0)
           prepare_silu(*node, g, n, x);
         else

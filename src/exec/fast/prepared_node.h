@@ -34,9 +34,10 @@ class PreparedNode {
   // (fusion_partner()), which then says fused().
   virtual bool relies_on_fusion() const { return false; }
   virtual bool fused() const { return false; }
-  // The output is input 0's bytes unchanged (it copies only where the buffers differ): a
-  // run may hand the output input 0's buffer when nothing reads input 0 afterwards.
-  virtual bool forwards_input() const { return false; }
+  // The input whose bytes the output is, unchanged (it copies only where the buffers
+  // differ), or -1: a run may hand the output that input's buffer when nothing reads the
+  // input afterwards.
+  virtual int forwarded_input() const { return -1; }
 };
 
 // By value index: 1 where the value's bytes are channels-last (NHWC), 0 where row-major.
@@ -55,15 +56,19 @@ struct PrepareOptions {
   // - SiLU as exported, s = Sigmoid(x), y = Mul(x, s) with s read by that Mul only, runs as
   //   one oneDNN swish in the Mul (one pass over x instead of three); the Sigmoid's output
   //   stays in the plan but is never written nor read.
-  // - A Relu or Clip that alone reads a Conv's output is a post-op of the Conv, which writes
-  //   the activated values into its own output; the Relu or Clip then forwards them
-  //   (forwards_input()). Both activations are idempotent, so a consumer that computes
-  //   anyway gets the same numbers.
+  // - A Relu or Clip that alone reads a Conv's output, or a SiLU whose x is a Conv's output
+  //   read by nothing else, is a post-op of the Conv, which writes the activated values into
+  //   its own output; the Relu, Clip or SiLU's Mul then forwards them (forwarded_input()).
+  //   Relu and Clip are idempotent, so one that computes anyway gets the same numbers; a
+  //   forwarding node whose Conv did not fuse is prepared again without fusion.
   bool fuse = true;
 };
 
 // The node whose fused() `node` relies on when it relies_on_fusion(), or null.
 const Node* fusion_partner(const Graph& graph, const Node& node);
+// The node whose output a Conv's post-op computes (a Relu, Clip or SiLU's Mul), or null. A
+// SiLU is not idempotent: a fused Conv needs that Mul to forward (forwarded_input()).
+const Node* post_op_node(const Graph& graph, const Node& conv);
 
 // Whether the fast set has a kernel for the operator at all.
 bool has_fast_kernel(const Node& node);
