@@ -268,11 +268,11 @@ Executor::Executor(const Graph& graph, ExecOptions options)
     s.summary = fmt::format("fast kernels (oneDNN, {} thread{}) on {} of {} nodes{}", options.threads,
                             options.threads == 1 ? "" : "s", fast_count, total,
                             others.empty() ? "" : fmt::format(", reference on {} ({})", total - fast_count, others));
-    s.summary += fmt::format("; {} activations channels-last (NHWC) between fast nodes", prepared.channels_last_values);
     int64_t packed = 0;
     for (const auto& step : s.steps) packed += step.fast ? step.fast->prepacked_bytes() : 0;
     s.summary += options.prepack_weights ? fmt::format("; weights prepacked once: {} B held outside the plan", packed)
                                          : std::string("; weights reordered on every run, in the declared workspaces");
+    s.summary += fmt::format("; {} activations channels-last (NHWC) between fast nodes", prepared.channels_last_values);
   }
 }
 

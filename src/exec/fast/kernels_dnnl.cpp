@@ -1,8 +1,10 @@
 // The fast kernels: Conv (grouped and depthwise), ConvTranspose, MatMul, Gemm, pooling,
 // BatchNormalization, Softmax, Concat, Transpose, ReduceMean, binary arithmetic and the
-// common activations on oneDNN, plus reshape-like copies. Activations stay in the host
-// profile's layout (row-major NCHW); where a primitive prefers a blocked format, the input,
-// weights and output are reordered through workspace regions the contract declares.
+// common activations on oneDNN, plus reshape-like copies. Activations are row-major NCHW
+// (the host profile's layout) or, between fast nodes, channels-last NHWC (fast/layout.h:
+// the same bytes in another order); where a primitive prefers another format, the input,
+// weights and output are reordered through workspace regions the contract declares. A
+// Relu, Clip or SiLU after a Conv is its post-op (PrepareOptions::fuse).
 // Implementations that allocate on their own (oneDNN's gemm-based ones pack through
 // malloc) are refused, as are the slow reference ones: then the reference kernel runs.
 #include <algorithm>
