@@ -9,8 +9,12 @@
 // CPU time), and the table gives the median over rounds. Ratios use CPU time (on a shared,
 // loaded machine wall time mostly measures the wait for a core).
 //
-//   model_latency_bench [--rounds R] [--runs N] [--models a,b,...]
+//   model_latency_bench [--rounds R] [--runs N] [--models a,b,...] [--configs fast,arena,...]
+//                       [--baseline OTHER_BENCH]
 //   corpus from $MEMLEDGER_CORPUS_DIR or ./corpus
+// --baseline adds the configuration "baseline": OTHER_BENCH (this benchmark built from an
+// older commit) runs the fast kernels in its own child, in the same rounds, so an old and a
+// new build are compared side by side under the same load.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -82,6 +86,13 @@ int child(const std::string& model, const std::string& input, const std::string&
   return 0;
 }
 
+std::string fmt_number(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+std::string fmt_ms(double ms) { return fmt_number("%.2f", ms); }
+
 struct Sample {
   double wall_ms = -1, cpu_ms = -1;
   long peak_rss_kib = -1;
@@ -130,6 +141,8 @@ Sample run_child(const std::vector<std::string>& argv) {
 
 int bench(int argc, char** argv) {
   int rounds = 3, runs = 15;
+  std::string baseline;
+  std::vector<std::string> configs{"fast", "reference", "arena", "ort"};
   std::vector<std::string> models{"resnet18",           "mobilenet_v2",    "squeezenet1_0",
                                   "shufflenet_v2_x1_0", "efficientnet_b0", "mnasnet0_5"};
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -142,17 +155,28 @@ int bench(int argc, char** argv) {
       models.clear();
       std::istringstream list(argv[i + 1]);
       for (std::string m; std::getline(list, m, ',');) models.push_back(m);
+    } else if (flag == "--configs") {
+      configs.clear();
+      std::istringstream list(argv[i + 1]);
+      for (std::string c; std::getline(list, c, ',');) configs.push_back(c);
+    } else if (flag == "--baseline") {
+      baseline = argv[i + 1];
     } else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
     }
   }
   const std::string self = fs::canonical("/proc/self/exe").string();
-  const fs::path script = fs::path(__FILE__).parent_path().parent_path().parent_path() / "tests/ort/run_model.mjs";
-  const std::vector<std::string> configs{"fast", "reference", "arena", "ort"};
+  // __FILE__ is relative under a compiler cache's base directory: then the source tree is the
+  // working directory.
+  fs::path script = fs::path(__FILE__).parent_path().parent_path().parent_path() / "tests/ort/run_model.mjs";
+  if (!fs::exists(script)) script = fs::current_path() / "tests/ort/run_model.mjs";
+  if (!baseline.empty()) configs.insert(configs.begin(), "baseline");
   std::printf(
-      "| model | fast ms | reference ms | fast in arena ms | onnxruntime ms | fast / ort | arena / fast | "
-      "peak RSS fast / reference / arena / ort (MiB) | RSS fast / ort |\n|---|---|---|---|---|---|---|---|---|\n");
+      "| model | baseline fast ms | fast ms | reference ms | fast in arena ms | onnxruntime ms | baseline / ort | fast "
+      "/ "
+      "ort | arena / fast | peak RSS baseline / fast / reference / arena / ort (MiB) | RSS fast / ort |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
   for (const std::string& name : models) {
     const fs::path model = corpus_dir() / (name + ".onnx"), input = corpus_dir() / (name + ".input.npy");
@@ -170,6 +194,8 @@ int bench(int argc, char** argv) {
             config == "ort"
                 ? run_child({"node", script.string(), model.string(), "/tmp/memledger_bench_ort",
                              input_name + "=" + input.string(), "--repeat", std::to_string(runs), "--optimize"})
+            : config == "baseline"
+                ? run_child({baseline, "--child", model.string(), input.string(), "fast", std::to_string(runs)})
                 : run_child({self, "--child", model.string(), input.string(), config, std::to_string(runs)});
         if (s.cpu_ms < 0) {
           std::fprintf(stderr, "%s %s failed\n", name.c_str(), config.c_str());
@@ -181,13 +207,23 @@ int bench(int argc, char** argv) {
         std::fprintf(stderr, "%s round %d %-9s cpu %.2f ms wall %.2f ms rss %ld KiB\n", name.c_str(), round,
                      config.c_str(), s.cpu_ms, s.wall_ms, s.peak_rss_kib);
       }
-    auto ms = [&](const std::string& c) { return median(cpu[c]); };
-    auto mib = [&](const std::string& c) { return static_cast<double>(rss[c]) / 1024.0; };
-    std::printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | %.0f / %.0f / %.0f / %.0f | %.2f |\n", name.c_str(),
-                ms("fast"), ms("reference"), ms("arena"), ms("ort"), ms("fast") / ms("ort"), ms("arena") / ms("fast"),
-                mib("fast"), mib("reference"), mib("arena"), mib("ort"), mib("fast") / mib("ort"));
-    std::printf("<!-- %s wall medians: fast %.2f reference %.2f arena %.2f ort %.2f -->\n", name.c_str(),
-                median(wall["fast"]), median(wall["reference"]), median(wall["arena"]), median(wall["ort"]));
+    // A configuration not run shows as "-".
+    auto ms = [&](const std::string& c) { return cpu[c].empty() ? std::string("-") : fmt_ms(median(cpu[c])); };
+    auto ratio = [&](const std::string& a, const std::string& b, const char* format) {
+      if (cpu[a].empty() || cpu[b].empty()) return std::string("-");
+      return fmt_number(format, median(cpu[a]) / median(cpu[b]));
+    };
+    auto mib = [&](const std::string& c) { return rss.count(c) ? fmt_number("%.0f", rss[c] / 1024.0) : "-"; };
+    const std::string rss_ratio =
+        rss.count("fast") && rss.count("ort") ? fmt_number("%.2f", double(rss["fast"]) / double(rss["ort"])) : "-";
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s / %s / %s | %s |\n", name.c_str(),
+                ms("baseline").c_str(), ms("fast").c_str(), ms("reference").c_str(), ms("arena").c_str(),
+                ms("ort").c_str(), ratio("baseline", "ort", "%.2f").c_str(), ratio("fast", "ort", "%.2f").c_str(),
+                ratio("arena", "fast", "%.3f").c_str(), mib("baseline").c_str(), mib("fast").c_str(),
+                mib("reference").c_str(), mib("arena").c_str(), mib("ort").c_str(), rss_ratio.c_str());
+    std::printf("<!-- %s wall medians:", name.c_str());
+    for (const std::string& c : configs) std::printf(" %s %.2f", c.c_str(), median(wall[c]));
+    std::printf(" -->\n");
     std::fflush(stdout);
   }
   return 0;

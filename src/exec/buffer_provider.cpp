@@ -1,12 +1,27 @@
 #include "memledger/exec/buffer_provider.h"
 
 #include <algorithm>
+#include <mutex>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "memledger/core/error.h"
 
 namespace memledger {
 namespace {
 constexpr size_t kAlignment = 64;
+}
+
+HeapBufferProvider::HeapBufferProvider() {
+#if defined(__GLIBC__)
+  static std::once_flag once;
+  std::call_once(once, [] {
+    constexpr int kKeep = 256 << 20;
+    mallopt(M_MMAP_THRESHOLD, kKeep);
+    mallopt(M_TRIM_THRESHOLD, kKeep);
+  });
+#endif
 }
 
 std::span<std::byte> HeapBufferProvider::allocate(Block& block, int64_t bytes) {
@@ -43,6 +58,16 @@ void HeapBufferProvider::release(ValueId value) {
   ML_CHECK(it != values_.end(), "release of value {} that has no buffer", value.index);
   free(it->second);
   values_.erase(it);
+}
+
+bool HeapBufferProvider::move_buffer(ValueId from, ValueId to) {
+  auto it = values_.find(from);
+  ML_CHECK(it != values_.end(), "move of value {} that has no buffer", from.index);
+  ML_CHECK(!values_.count(to), "value {} given a buffer twice", to.index);
+  Block block = std::move(it->second);
+  values_.erase(it);
+  values_[to] = std::move(block);
+  return true;
 }
 
 void HeapBufferProvider::release_workspace(NodeId node) {

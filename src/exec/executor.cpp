@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "exec/fast/layout.h"
 #include "exec/fast/prepared_node.h"
 #include "kernel.h"
 #include "memledger/core/checked.h"
@@ -51,21 +52,31 @@ std::string reference_reason(const Graph& graph, const Node& node) {
   }
 }
 
-// The fast kernel of a node when the fast set takes it: the reference kernel's own check
-// (training modes, attributes it refuses) holds for the fast kernel too.
+// Why a node the fast set has a kernel for may not run fast: the reference kernel's own
+// check (training modes, attributes it refuses) holds for the fast kernel too.
+std::string fast_blocker(const Graph& graph, const Node& node) {
+  if (auto why = dtype_reason(graph, node); !why.empty()) return why;
+  if (const exec::Kernel* kernel = exec::find_kernel(node)) {
+    try {
+      return kernel->check(graph, node);
+    } catch (const Error& e) {
+      return e.what();
+    }
+  }
+  return {};
+}
+
+// The fast kernel of a node on its own (every value row-major), when the fast set takes it.
 std::unique_ptr<exec::fast::PreparedNode> prepare_fast(const Graph& graph, const Node& node,
                                                        const exec::fast::PrepareOptions& options, std::string& why) {
   if (!exec::fast::has_fast_kernel(node)) return nullptr;
-  if (why = dtype_reason(graph, node); !why.empty()) return nullptr;
-  if (const exec::Kernel* kernel = exec::find_kernel(node)) {
-    try {
-      why = kernel->check(graph, node);
-    } catch (const Error& e) {
-      why = e.what();
-    }
-    if (!why.empty()) return nullptr;
-  }
+  if (why = fast_blocker(graph, node); !why.empty()) return nullptr;
   return exec::fast::prepare(graph, node, options, why);
+}
+
+// The whole graph prepared with the fast set, activations' byte order chosen (fast/layout.h).
+exec::fast::PreparedGraph prepare_fast_graph(const Graph& graph, const exec::fast::PrepareOptions& options) {
+  return exec::fast::prepare_graph(graph, options, [&graph](const Node& node) { return fast_blocker(graph, node); });
 }
 
 KernelContract reference_contract(const Graph& graph, NodeId id, const DeviceProfile& profile) {
@@ -86,16 +97,42 @@ ContractSource contract_source(const ExecOptions& exec) {
   if (exec.kernels == KernelSet::kReference) return reference_contract;
   const exec::fast::PrepareOptions options{
       .threads = exec.threads, .prepack_weights = exec.prepack_weights, .contract_only = true};
-  return [options](const Graph& graph, NodeId id, const DeviceProfile& profile) {
+  // The byte order of the activations is chosen for the whole graph: prepared once per
+  // graph the source is asked about, as the Executor will prepare it.
+  struct Cache {
+    const Graph* graph = nullptr;
+    size_t values = 0, nodes = 0;
+    std::vector<int64_t> workspace;  // by node index; -1: the reference kernel runs it
+    std::vector<uint8_t> in_place;   // by node index: the fast kernel keeps the in-place promise
+  };
+  auto cache = std::make_shared<Cache>();
+  return [options, cache](const Graph& graph, NodeId id, const DeviceProfile& profile) {
     const Node& node = graph.node(id);
-    std::string why;
-    auto fast = prepare_fast(graph, node, options, why);
-    if (!fast) return reference_contract(graph, id, profile);
+    if (cache->graph != &graph || cache->values != graph.value_count() || cache->nodes != graph.order().size()) {
+      const exec::fast::PreparedGraph prepared = prepare_fast_graph(graph, options);
+      *cache = Cache{.graph = &graph,
+                     .values = graph.value_count(),
+                     .nodes = graph.order().size(),
+                     .workspace = {},
+                     .in_place = {}};
+      for (size_t i = 0; i < graph.order().size(); ++i) {
+        const size_t index = static_cast<size_t>(graph.order()[i].index);
+        if (cache->workspace.size() <= index) {
+          cache->workspace.resize(index + 1, -1);
+          cache->in_place.resize(index + 1, 0);
+        }
+        cache->workspace[index] = prepared.nodes[i] ? prepared.nodes[i]->workspace_bytes() : -1;
+        cache->in_place[index] = prepared.nodes[i] && prepared.nodes[i]->keeps_in_place_promise();
+      }
+    }
+    const auto index = static_cast<size_t>(id.index);
+    if (index >= cache->workspace.size() || cache->workspace[index] < 0) return reference_contract(graph, id, profile);
     KernelContract contract;
-    contract.workspace_bytes = fast->workspace_bytes();
-    // The fast kernels keep the op table's in-place promises (elementwise ones write each
-    // element after reading it; the others promise none).
-    if (op_is_known(node, profile)) contract.overwritable_inputs = op_contract(graph, id, profile).overwritable_inputs;
+    contract.workspace_bytes = cache->workspace[index];
+    // The op table's in-place promise holds where the fast kernel says it keeps it
+    // (elementwise ones; a Conv reading channels-last input directly does not).
+    if (cache->in_place[index] && op_is_known(node, profile))
+      contract.overwritable_inputs = op_contract(graph, id, profile).overwritable_inputs;
     return contract;
   };
 }
@@ -121,12 +158,14 @@ struct Executor::State {
     int64_t workspace_bytes = 0;
     exec::KernelContext ctx;
     std::vector<ValueId> release_after;  // values whose last reader (or producer) this step is
+    ValueId forward_from;                // the forwarded input, when its buffer may become output 0's
   };
   std::vector<Step> steps;
   std::vector<ValueId> release_at_start;      // graph inputs nothing reads
   std::vector<std::span<std::byte>> buffers;  // by value index
   std::vector<uint8_t> held;                  // by value index: the provider holds a buffer
   std::vector<int64_t> bytes;                 // by value index: the host layout's bytes
+  std::vector<uint8_t> channels_last;         // by value index (fast/layout.h)
   std::string summary;
 };
 
@@ -141,7 +180,14 @@ Executor::Executor(const Graph& graph, ExecOptions options)
   const int end_step = static_cast<int>(order.size());
   std::map<std::string, int> reference_ops;
   int fast_count = 0;
-  for (NodeId id : order) {
+  exec::fast::PreparedGraph prepared;
+  if (options.kernels == KernelSet::kFast)
+    prepared = prepare_fast_graph(
+        graph, {.threads = options.threads, .prepack_weights = options.prepack_weights, .contract_only = false});
+  s.channels_last = prepared.channels_last;
+  s.channels_last.resize(graph.value_count(), 0);
+  for (size_t position = 0; position < order.size(); ++position) {
+    const NodeId id = order[position];
     const Node& node = graph.node(id);
     State::Step step{.id = id,
                      .reference = nullptr,
@@ -149,11 +195,7 @@ Executor::Executor(const Graph& graph, ExecOptions options)
                      .workspace_bytes = 0,
                      .ctx = {.graph = graph, .node = node, .inputs = {}, .outputs = {}, .workspace = {}},
                      .release_after = {}};
-    std::string why;
-    if (options.kernels == KernelSet::kFast)
-      step.fast = prepare_fast(
-          graph, node, {.threads = options.threads, .prepack_weights = options.prepack_weights, .contract_only = false},
-          why);
+    if (options.kernels == KernelSet::kFast) step.fast = std::move(prepared.nodes[position]);
     if (step.fast) {
       step.workspace_bytes = step.fast->workspace_bytes();
       ++fast_count;
@@ -198,6 +240,15 @@ Executor::Executor(const Graph& graph, ExecOptions options)
     for (ValueId v : done)
       if (v.valid() && !graph.value(v).is_constant() && last_use[v.index] <= step)
         s.steps[step].release_after.push_back(v);
+    const auto& fast = s.steps[step].fast;
+    const int forwarded = fast ? fast->forwarded_input() : -1;
+    if (forwarded >= 0 && static_cast<size_t>(forwarded) < node.inputs.size() &&
+        node.inputs[static_cast<size_t>(forwarded)].valid() && node.outputs.size() == 1 && node.outputs[0].valid()) {
+      const ValueId in = node.inputs[static_cast<size_t>(forwarded)], out = node.outputs[0];
+      if (!graph.value(in).is_constant() && !graph.is_graph_input(in) && last_use[in.index] == step &&
+          !graph.is_graph_output(out) && buffer_bytes(graph.value(in)) == buffer_bytes(graph.value(out)))
+        s.steps[step].forward_from = in;
+    }
   }
   s.buffers.resize(graph.value_count());
   s.held.resize(graph.value_count(), 0);
@@ -221,6 +272,7 @@ Executor::Executor(const Graph& graph, ExecOptions options)
     for (const auto& step : s.steps) packed += step.fast ? step.fast->prepacked_bytes() : 0;
     s.summary += options.prepack_weights ? fmt::format("; weights prepacked once: {} B held outside the plan", packed)
                                          : std::string("; weights reordered on every run, in the declared workspaces");
+    s.summary += fmt::format("; {} activations channels-last (NHWC) between fast nodes", prepared.channels_last_values);
   }
 }
 
@@ -241,6 +293,11 @@ int Executor::fast_node_count() const {
 }
 
 std::string Executor::summary() const { return state_->summary; }
+
+bool Executor::channels_last(ValueId value) const {
+  return value.valid() && static_cast<size_t>(value.index) < state_->channels_last.size() &&
+         state_->channels_last[static_cast<size_t>(value.index)] != 0;
+}
 
 int64_t Executor::prepacked_bytes() const {
   int64_t bytes = 0;
@@ -362,9 +419,23 @@ void Executor::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
       // An empty tensor still counts as present.
       ctx.inputs[i].data = data ? data : &empty_input;
     }
+    // A node that forwards its input (an activation fused into the Conv before it) may take
+    // that input's buffer when nothing reads the input afterwards and the provider places
+    // buffers itself (the heap); in a planned arena the plan decides.
+    if (step.forward_from.valid() && s.held[step.forward_from.index] &&
+        provider.move_buffer(step.forward_from, node.outputs[0])) {
+      const ValueId out = node.outputs[0];
+      s.buffers[out.index] = s.buffers[step.forward_from.index];
+      s.held[out.index] = 1;
+      s.held[step.forward_from.index] = 0;
+    }
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       const ValueId v = node.outputs[i];
       if (!v.valid()) continue;
+      if (s.held[v.index]) {  // forwarded above
+        ctx.outputs[i].data = s.buffers[v.index].data();
+        continue;
+      }
       auto buffer = take(v, &node);
       ctx.outputs[i].data = buffer.data() ? buffer.data() : &empty_output;
     }

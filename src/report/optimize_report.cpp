@@ -17,7 +17,8 @@ std::string optimize_report_json(const OptimizeResult& result, const Graph& orig
   report["lowered"] = result.lowered;
   report["verification"] = {{"ok", result.verification.ok},
                             {"max_abs", result.verification.max_abs},
-                            {"max_rel", result.verification.max_rel}};
+                            {"max_rel", result.verification.max_rel},
+                            {"kernels", kernel_set_name(result.verification.kernels)}};
   report["before"] = nlohmann::json::parse(plan_report_json(original, before, profile, model));
   report["after"] = nlohmann::json::parse(plan_report_json(result.graph, after, profile, output));
   return report.dump(2) + "\n";

@@ -22,11 +22,14 @@ Verification verify_rewrite(const Graph& before, const Graph& after, const Verif
     fail("verification: the rewritten graph has {} inputs and {} outputs, the original {} and {}",
          after.inputs().size(), after.outputs().size(), before.inputs().size(), before.outputs().size());
   const std::vector<Tensor> inputs = random_inputs(before, options.seed);
-  const std::vector<Tensor> reference = run_graph(before, inputs);
-  const std::vector<Tensor> actual = run_graph(after, inputs);
+  const RunOptions run{.provider = nullptr, .after_node = {}, .kernels = options.kernels};
+  const std::vector<Tensor> reference = run_graph(before, inputs, run);
+  const std::vector<Tensor> actual = run_graph(after, inputs, run);
   std::vector<std::string> names;
   for (ValueId id : before.outputs()) names.push_back(before.value(id).name);
-  return compare_outputs(names, actual, reference, options.rtol);
+  Verification v = compare_outputs(names, actual, reference, options.rtol);
+  v.kernels = options.kernels;
+  return v;
 }
 
 Verification compare_outputs(const std::vector<std::string>& names, const std::vector<Tensor>& actual,

@@ -18,6 +18,7 @@ memledger_cli_test(optimize.writes_model
   ARGS optimize ${OPT_DIR}/conv_bn_relu.onnx -o ${OPT_DIR}/out.onnx --json ${OPT_DIR}/opt.json
        --html ${OPT_DIR}/opt.html
   OUTPUT "model: .*conv_bn_relu.onnx \\(6 nodes → 5\\)" "fold-batchnorm +1 +64"
+         "verification \\(seed 1, rtol 0.0001, fast kernels\\)"
          "output 'y': max\\|diff\\| [^\n]*\\(ok\\)"
          "peak-live +9664 +9408 +-256 \\| +-64 +-192 +\\+0"
          "wrote .*out.onnx" "wrote .*opt.json" "wrote .*opt.html")
@@ -27,7 +28,16 @@ memledger_cli_test(optimize.written_model_reads_back ARGS inspect ${OPT_DIR}/out
 set_tests_properties(cli.optimize.written_model_reads_back PROPERTIES FIXTURES_REQUIRED optimize_out)
 memledger_check_file(optimize.json_has_both_plans ${OPT_DIR}/opt.json FIXTURES optimize_out
   CONTAINS "\"before\": {" "\"after\": {" "\"peak_live_bytes\": 9664" "\"peak_live_bytes\": 9408"
-           "\"name\": \"fold-batchnorm\"")
+           "\"name\": \"fold-batchnorm\"" "\"kernels\": \"fast\"")
+# The verification may run the reference kernels instead, and says so.
+memledger_cli_test(optimize.verifies_with_reference_kernels
+  ARGS optimize ${OPT_DIR}/conv_bn_relu.onnx -o ${OPT_DIR}/out_reference.onnx --kernels reference
+       --json ${OPT_DIR}/opt_reference.json
+  OUTPUT "verification \\(seed 1, rtol 0.0001, reference kernels\\)" "output 'y': max\\|diff\\| [^\n]*\\(ok\\)")
+set_tests_properties(cli.optimize.verifies_with_reference_kernels PROPERTIES FIXTURES_REQUIRED optimize_dir
+                     FIXTURES_SETUP optimize_reference)
+memledger_check_file(optimize.json_names_reference_kernels ${OPT_DIR}/opt_reference.json FIXTURES optimize_reference
+  CONTAINS "\"kernels\": \"reference\"")
 # --html: before and after side by side, each with its own arena picture and peak label.
 memledger_check_file(optimize.html_has_both_plans ${OPT_DIR}/opt.html FIXTURES optimize_out
   CONTAINS "<svg[^>]*id=\"before-arena\"" "<svg[^>]*id=\"after-arena\"" "id=\"before-peak-label\"[^>]*data-bytes=\"9664\""

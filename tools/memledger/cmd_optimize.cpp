@@ -28,6 +28,7 @@ struct OptimizeArgs {
   double approximate = 0;
   double tolerance = 1e-4;
   uint64_t seed = 1;
+  std::string kernels = "fast";
   bool dump = false;
 };
 
@@ -44,7 +45,7 @@ void run_optimize(const OptimizeArgs& args, int& exit_code) {
   OptimizeOptions options;
   if (!args.passes.empty()) options.passes = parse_pipeline(args.passes);
   options.pass_options.approximate_tolerance = args.approximate;
-  options.verify = {.seed = args.seed, .rtol = args.tolerance};
+  options.verify = {.seed = args.seed, .rtol = args.tolerance, .kernels = *parse_kernel_set(args.kernels)};
   if (args.dump) {
     fmt::print("// input\n{}", escape_for_terminal(print_graph(original), true));
     options.dump = [](const std::string& text) { fmt::print("{}", escape_for_terminal(text, true)); };
@@ -56,8 +57,8 @@ void run_optimize(const OptimizeArgs& args, int& exit_code) {
   for (const PipelineStep& s : result.steps)
     fmt::print("{:<22} {:>8} {:>14}\n", s.pass, s.result.nodes_rewritten, s.result.bytes_saved);
   if (result.lowered > 0) fmt::print("as written: {} Affine lowered to Mul + Add\n", result.lowered);
-  fmt::print("verification (seed {}, rtol {}):\n{}", args.seed, options.verify.rtol,
-             escape_for_terminal(result.verification.describe(), true));
+  fmt::print("verification (seed {}, rtol {}, {} kernels):\n{}", args.seed, options.verify.rtol,
+             kernel_set_name(result.verification.kernels), escape_for_terminal(result.verification.describe(), true));
   if (args.approximate > 0)
     fmt::print("approximate (tolerance {}): measured output error max|diff| {:.3g}, max rel {:.3g}\n", args.approximate,
                result.verification.max_abs, result.verification.max_rel);
@@ -111,6 +112,9 @@ void register_optimize(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   command->add_option("--seed", args->seed, "seed of the verification inputs")
       ->check(unsigned_integer())
+      ->capture_default_str();
+  command->add_option("--kernels", args->kernels, "kernel set both graphs run with in the verification")
+      ->check(CLI::IsMember({"fast", "reference"}))
       ->capture_default_str();
   command->add_flag("--dump", args->dump, "print the text form after each pass");
   command->callback([args, &exit_code] { run_optimize(*args, exit_code); });

@@ -39,6 +39,10 @@ class Executor {
   KernelSet kernel_set_of(NodeId node) const;
   // How many nodes the fast kernels run.
   int fast_node_count() const;
+  // Whether `value`'s buffer holds its elements channels-last (NHWC) during a run: the fast
+  // set keeps activations between its own nodes so (exec/fast/layout.h); graph inputs,
+  // outputs and constants are always row-major, and the buffer's size is the same either way.
+  bool channels_last(ValueId value) const;
   // Bytes of weights the fast kernels hold reordered (ExecOptions::prepack_weights).
   int64_t prepacked_bytes() const;
   // "fast (oneDNN) on 118 of 140 nodes, reference on 22 (Shape, Gather ...)" for reports.

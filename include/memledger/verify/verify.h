@@ -1,5 +1,6 @@
 // Verification of a rewrite: runs the original and the rewritten graph on the same seeded
-// inputs with the reference interpreter and compares every output. Passes never execute
+// inputs with one kernel set (the fast one unless asked otherwise; the result names it)
+// and compares every output. Passes never execute
 // (DESIGN.md §2); this is where passes and the interpreter meet.
 #pragma once
 
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "memledger/exec/compare.h"
+#include "memledger/exec/kernel_set.h"
 #include "memledger/ir/graph.h"
 
 namespace memledger {
@@ -18,6 +20,7 @@ struct VerifyOptions {
   // that output: rounding in a long sum scales with the output's magnitude, not with
   // each element's.
   double rtol = 1e-4;
+  KernelSet kernels = KernelSet::kFast;  // both graphs run with this set
 };
 
 struct OutputCheck {
@@ -31,6 +34,7 @@ struct Verification {
   bool ok = true;
   double max_abs = 0;  // over all outputs
   double max_rel = 0;
+  KernelSet kernels = KernelSet::kFast;  // the set both graphs ran with
   // One line per output: "output 'y': max|diff| 0, max rel 0 (ok)".
   std::string describe() const;
 };

@@ -51,6 +51,10 @@ class DnnlNode : public PreparedNode {
   void run(KernelContext& ctx) override;
   std::string describe() const override;
   int64_t prepacked_bytes() const override { return prepacked_bytes_; }
+  bool keeps_in_place_promise() const override { return in_place_; }
+  void set_keeps_in_place_promise() { in_place_ = true; }
+  bool fused() const override { return fused_; }
+  void set_fused() { fused_ = true; }
 
  private:
   enum class Source { kInput, kOutput, kWorkspace };
@@ -73,6 +77,8 @@ class DnnlNode : public PreparedNode {
   int64_t workspace_bytes_ = 0;
   std::vector<std::unique_ptr<std::byte[]>> prepacked_;
   int64_t prepacked_bytes_ = 0;
+  bool in_place_ = false;
+  bool fused_ = false;
 };
 
 }  // namespace memledger::exec::fast

@@ -1,0 +1,111 @@
+// The fast set's fusions (PrepareOptions::fuse): a Relu, Clip or SiLU after a Conv runs as
+// the Conv's post-op and its node forwards the values; a SiLU elsewhere runs as one swish.
+// The numbers are the reference's, an activation whose Conv output has another reader is
+// not fused, a heap run hands the forwarding node the Conv's buffer, and a run inside the
+// fast plan is clean and bit-identical.
+#include <gtest/gtest.h>
+
+#include "memledger/exec/arena_run.h"
+#include "memledger/exec/buffer_provider.h"
+#include "memledger/exec/executor.h"
+#include "memledger/exec/interpreter.h"
+
+namespace memledger {
+namespace {
+
+const AxisRoles kNCHW{AxisRole::kN, AxisRole::kC, AxisRole::kH, AxisRole::kW};
+
+Tensor ramp(Shape shape, float start, float step, int period) {
+  Tensor t(DType::kFloat32, std::move(shape));
+  for (int64_t i = 0; i < t.elements(); ++i) t.data<float>()[i] = start + step * static_cast<float>(i % period);
+  return t;
+}
+
+// x → Conv → SiLU (Sigmoid, Mul) → Conv → Clip(0, 6) → Conv → c3; c3 → Relu → r3 and
+// c3 → Add(r3, c3) → y: the last Relu shares its Conv's output with the Add, so it must
+// not be fused (the Add reads the Conv's own values).
+Graph fusion_network() {
+  Graph g;
+  auto value = [&](const char* name, Shape shape) {
+    return g.add_value({.name = name, .shape = shape, .roles = kNCHW});
+  };
+  const ValueId x = g.add_input({.name = "x", .dtype = DType::kFloat32, .shape = {1, 4, 8, 8}, .roles = kNCHW});
+  auto conv = [&](const char* name, ValueId in, int64_t cin, int64_t cout, float start) {
+    const ValueId w = g.add_constant(std::string(name) + ".w", ramp({cout, cin, 3, 3}, start, 0.011f, 37));
+    const ValueId b = g.add_constant(std::string(name) + ".b", ramp({cout}, -0.2f, 0.05f, 9));
+    const ValueId out = value(name, {1, cout, 8, 8});
+    g.add_node({.name = name,
+                .op = "Conv",
+                .inputs = {in, w, b},
+                .outputs = {out},
+                .attributes = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}});
+    return out;
+  };
+  const ValueId c1 = conv("c1", x, 4, 8, -0.2f);
+  const ValueId s1 = value("s1", {1, 8, 8, 8});
+  g.add_node({.name = "sigmoid", .op = "Sigmoid", .inputs = {c1}, .outputs = {s1}});
+  const ValueId m1 = value("m1", {1, 8, 8, 8});
+  g.add_node({.name = "silu", .op = "Mul", .inputs = {c1, s1}, .outputs = {m1}});
+  const ValueId c2 = conv("c2", m1, 8, 8, -0.25f);
+  const ValueId lo = g.add_constant("lo", ramp({}, 0.0f, 0.0f, 1));
+  const ValueId hi = g.add_constant("hi", ramp({}, 0.5f, 0.0f, 1));
+  const ValueId r2 = value("r2", {1, 8, 8, 8});
+  g.add_node({.name = "clip", .op = "Clip", .inputs = {c2, lo, hi}, .outputs = {r2}});
+  const ValueId c3 = conv("c3", r2, 8, 8, -0.3f);
+  const ValueId r3 = value("r3", {1, 8, 8, 8});
+  g.add_node({.name = "relu", .op = "Relu", .inputs = {c3}, .outputs = {r3}});
+  const ValueId y = value("y", {1, 8, 8, 8});
+  g.add_node({.name = "add", .op = "Add", .inputs = {r3, c3}, .outputs = {y}});
+  g.mark_output(y);
+  return g;
+}
+
+// Counts the buffers the run moved from a Conv's output to the node forwarding it.
+class CountingHeap : public HeapBufferProvider {
+ public:
+  bool move_buffer(ValueId from, ValueId to) override {
+    ++moves;
+    return HeapBufferProvider::move_buffer(from, to);
+  }
+  int moves = 0;
+};
+
+TEST(FastFusion, FusedActivationsComputeTheReferenceNumbers) {
+  const Graph g = fusion_network();
+  const std::vector<Tensor> inputs{ramp({1, 4, 8, 8}, -1.0f, 0.021f, 113)};
+  const Tensor expected = run_graph(g, inputs, {.kernels = KernelSet::kReference}).at(0);
+  Executor fast(g, {.kernels = KernelSet::kFast});
+  EXPECT_EQ(fast.fast_node_count(), 8) << fast.summary();
+  CountingHeap heap;
+  const Tensor got = fast.run(inputs, &heap).at(0);
+  ASSERT_EQ(got.elements(), expected.elements());
+  for (int64_t i = 0; i < got.elements(); ++i) EXPECT_NEAR(got.data<float>()[i], expected.data<float>()[i], 1e-5f) << i;
+  EXPECT_EQ(heap.moves, 2);  // the SiLU's Mul and the Clip; not the Relu whose Conv output the Add reads too
+  EXPECT_EQ(heap.live_bytes(), 0);
+
+  const ExecOptions exec{.kernels = KernelSet::kFast, .threads = 1};
+  const MemoryPlan plan = plan_for_kernels(g, builtin_profile("host"), exec);
+  const ArenaRunReport r = run_in_arena(g, plan, inputs, exec);
+  EXPECT_TRUE(r.clean()) << (r.differing_outputs.empty() ? r.failure : r.differing_outputs[0]);
+  EXPECT_TRUE(r.untouched_workspaces.empty());
+}
+
+// A SiLU that does not follow a Conv (here after an Add) runs as one swish in its Mul.
+TEST(FastFusion, SiluAfterAnythingElseIsOneSwish) {
+  Graph g;
+  const ValueId x = g.add_input({.name = "x", .dtype = DType::kFloat32, .shape = {1, 3, 5, 5}, .roles = kNCHW});
+  const ValueId b = g.add_constant("b", ramp({1, 3, 1, 1}, -0.5f, 0.4f, 3));
+  auto value = [&](const char* name) { return g.add_value({.name = name, .shape = {1, 3, 5, 5}, .roles = kNCHW}); };
+  const ValueId a = value("a"), s = value("s"), y = value("y");
+  g.add_node({.name = "add", .op = "Add", .inputs = {x, b}, .outputs = {a}});
+  g.add_node({.name = "sigmoid", .op = "Sigmoid", .inputs = {a}, .outputs = {s}});
+  g.add_node({.name = "silu", .op = "Mul", .inputs = {s, a}, .outputs = {y}});
+  g.mark_output(y);
+  const std::vector<Tensor> inputs{ramp({1, 3, 5, 5}, -3.0f, 0.09f, 71)};
+  const Tensor expected = run_graph(g, inputs, {.kernels = KernelSet::kReference}).at(0);
+  const Tensor got = run_graph(g, inputs, {.kernels = KernelSet::kFast}).at(0);
+  for (int64_t i = 0; i < got.elements(); ++i) EXPECT_NEAR(got.data<float>()[i], expected.data<float>()[i], 1e-6f) << i;
+}
+
+}  // namespace
+}  // namespace memledger
