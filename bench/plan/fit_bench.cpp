@@ -2,9 +2,11 @@
 // `mcu` profile (256 KiB, int8 storage, NHWC, 4-byte alignment, constants and the input
 // image outside the arena) with every step measured (FitOptions::all_steps): peak-live layer
 // by layer (the baseline, in the same run), with the memory-aware order, with the in-place
-// rules, with patching; the extra multiply-accumulates and the planning time of each; then
+// rules, with patching, with patches of patches; the extra multiply-accumulates and the
+// planning time of each; then
 // the fitted plan is run inside its arena (with the model's dtypes) against the ordinary
-// run. Prints Markdown tables for docs/benchmarks.md.
+// run on the reference kernels (the fit's plan uses their contracts). Prints Markdown tables
+// for docs/benchmarks.md.
 //
 //   fit_bench [--capacity=B] [--no-arena] MODEL.onnx...
 //
@@ -59,9 +61,9 @@ int run(int argc, char** argv) {
   std::printf("profile %s: capacity %lld B, int8, NHWC, alignment 4, constants and inputs external\n\n",
               profile.name.c_str(), static_cast<long long>(profile.capacity_bytes));
   std::printf(
-      "| model | input | MACs | layer by layer | memory-aware order | + in-place | + patches | patch grid | extra MACs "
-      "| fits | planning (order / in-place / patches) | arena run |\n");
-  std::printf("|---|---|---:|---:|---:|---:|---:|---|---:|---|---|---|\n");
+      "| model | input | MACs | layer by layer | memory-aware order | + in-place | + patches | + patches of patches "
+      "| patch grid | extra MACs | fits | planning (order / in-place / patches / nested) | arena run |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|---|---|\n");
   for (const std::string& path : models) {
     const Graph graph = import_onnx_file(path);
     const Shape& input = graph.value(graph.inputs().at(0)).shape;
@@ -72,11 +74,13 @@ int run(int argc, char** argv) {
     const FitStep* order = step_of(fit, FitStepKind::kMemoryOrder);
     const FitStep* in_place = step_of(fit, FitStepKind::kInPlace);
     const FitStep* patches = step_of(fit, FitStepKind::kPatches);
+    const FitStep* nested = step_of(fit, FitStepKind::kNestedPatches);
     std::string arena_text = "not run";
     if (arena) {
       const MemoryPlan plan = fit_arena_plan(fit, profile);
       const ArenaRunReport r =
-          run_in_arena(fit.graph, plan, random_inputs(graph, 1), run_graph(graph, random_inputs(graph, 1)));
+          run_in_arena(fit.graph, plan, random_inputs(graph, 1),
+                       run_graph(graph, random_inputs(graph, 1), {.kernels = KernelSet::kReference}));
       arena_text = r.clean() ? fmt::format("bit-identical, {} violations", r.violations.size())
                              : fmt::format("FAILED: {} violations, {} outputs differ {}", r.violations.size(),
                                            r.differing_outputs.size(), r.failure);
@@ -84,20 +88,25 @@ int run(int argc, char** argv) {
     }
     auto peak = [](const FitStep* s) { return s ? kib(s->peak_live_bytes) : std::string("–"); };
     auto secs = [](const FitStep* s) { return s ? fmt::format("{:.2f}", s->planning_seconds) : std::string("–"); };
-    const std::string grid =
+    std::string grid =
         fit.patches ? fmt::format("{}x{} to {}", fit.patches->spec.rows, fit.patches->spec.cols, fit.patches->split)
                     : (patches ? patches->detail : "–");
+    if (fit.patches && fit.patches->inner_spec)
+      grid += fmt::format(", in each {}x{} to {}", fit.patches->inner_spec->rows, fit.patches->inner_spec->cols,
+                          fit.patches->inner_split);
     const int64_t extra = fit.patches ? fit.patches->patched_macs - fit.patches->original_macs : 0;
     std::printf(
-        "| %s | %s | %.0f M | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s s (%.1f s in all) | %s |\n",
+        "| %s | %s | %.0f M | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s / %s s (%.1f s in all) | %s |\n",
         fs::path(path).stem().c_str(), shape_to_string(input).c_str(), static_cast<double>(fit.model_macs) / 1e6,
-        peak(base).c_str(), peak(order).c_str(), peak(in_place).c_str(), peak(patches).c_str(), grid.c_str(),
+        peak(base).c_str(), peak(order).c_str(), peak(in_place).c_str(), peak(patches).c_str(), peak(nested).c_str(),
+        grid.c_str(),
         fit.model_macs > 0
             ? fmt::format("{:+.1f}%", 100.0 * static_cast<double>(extra) / static_cast<double>(fit.model_macs)).c_str()
             : "–",
         fit.fits ? fmt::format("yes ({} KiB)", kib(fit.plan.arena_bytes)).c_str()
                  : fmt::format("no ({} KiB)", kib(fit.plan.arena_bytes)).c_str(),
-        secs(order).c_str(), secs(in_place).c_str(), secs(patches).c_str(), seconds, arena_text.c_str());
+        secs(order).c_str(), secs(in_place).c_str(), secs(patches).c_str(), secs(nested).c_str(), seconds,
+        arena_text.c_str());
     std::fflush(stdout);
   }
   return 0;

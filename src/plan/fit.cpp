@@ -9,6 +9,7 @@
 #include "memledger/plan/ledger.h"
 #include "memledger/plan/liveness.h"
 #include "memledger/plan/schedule.h"
+#include "patch_search.h"
 
 namespace memledger {
 namespace {
@@ -20,17 +21,6 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 // Peak-live alone (liveness and ledger, no placement): the patch search's cheap screen.
 int64_t peak_live(const Graph& graph, const DeviceProfile& profile, const PlanOptions& options) {
   return make_ledger(graph, compute_liveness(graph, profile, options)).peak_live_bytes;
-}
-
-// A patched candidate the search found.
-struct PatchCandidate {
-  PatchSpec spec;
-  int64_t peak_live_bytes = 0;
-  int64_t extra_macs = 0;
-};
-
-std::string grid_text(const PatchSpec& spec, const Graph& graph) {
-  return fmt::format("{}x{} patches up to '{}'", spec.rows, spec.cols, graph.value(spec.split).name);
 }
 
 }  // namespace
@@ -45,6 +35,8 @@ std::string_view to_string(FitStepKind kind) {
       return "in-place rules";
     case FitStepKind::kPatches:
       return "patches";
+    case FitStepKind::kNestedPatches:
+      return "patches of patches";
   }
   return "?";
 }
@@ -61,6 +53,9 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
     fail("device '{}' ({}) has no capacity (capacity_bytes = 0): fit needs a memory to fit into", profile.name,
          profile.source);
   for (const auto& [rows, cols] : options.grids) ML_CHECK(rows >= 1 && cols >= 1, "patch grid {}x{}", rows, cols);
+  if (options.inner_patch && !options.patch)
+    fail("an inner patch grid ({}x{}) needs the outer grid it runs inside (--patch)", options.inner_patch->rows,
+         options.inner_patch->cols);
 
   FitResult result;
   result.model_macs = graph_macs(graph);
@@ -136,87 +131,83 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
     consider(std::move(step), std::move(g), in_place, std::nullopt);
   }
 
-  // 4. Patch-based execution of a leading stage.
-  if (!done() || options.patch) {
-    const auto start = Clock::now();
-    const PlanOptions in_place{.in_place = true};
-    const Graph base = result.graph;
-    std::optional<PatchCandidate> chosen;
-    std::string detail;
-    if (options.patch) {
-      chosen = PatchCandidate{.spec = *options.patch};
-      detail = grid_text(*options.patch, base) + " (forced)";
-    } else {
-      // Of every split and grid whose peak-live reaches the capacity, the fewest extra MACs;
-      // per split, grids grow until one does (a finer grid only recomputes more halo).
-      std::vector<PatchCandidate> reaching;
-      std::optional<PatchCandidate> lowest;
-      for (ValueId split : patch_split_candidates(base)) {
-        for (const auto& [rows, cols] : options.grids) {
-          const PatchSpec spec{.split = split, .rows = rows, .cols = cols};
-          std::optional<PatchedGraph> patched;
-          try {
-            patched = apply_patches(base, spec);
-          } catch (const Error&) {
-            break;  // the grid does not apply (finer than the split's H×W): finer ones neither
-          }
-          const PatchCandidate c{.spec = spec,
-                                 .peak_live_bytes = peak_live(patched->graph, profile, in_place),
-                                 .extra_macs = patched->extra_macs()};
-          if (!lowest || c.peak_live_bytes < lowest->peak_live_bytes) lowest = c;
-          if (c.peak_live_bytes <= profile.capacity_bytes) {
-            reaching.push_back(c);
-            break;
-          }
-        }
-      }
-      std::stable_sort(reaching.begin(), reaching.end(), [](const PatchCandidate& a, const PatchCandidate& b) {
-        return a.extra_macs != b.extra_macs ? a.extra_macs < b.extra_macs : a.peak_live_bytes < b.peak_live_bytes;
-      });
-      // Placement may leave fragmentation above peak-live: the first few candidates are
-      // placed, the first whose arena fits wins.
-      constexpr size_t kPlaced = 4;
-      for (size_t i = 0; i < std::min(reaching.size(), kPlaced) && !chosen; ++i) {
-        const PatchedGraph patched = apply_patches(base, reaching[i].spec);
-        if (plan_memory(patched.graph, profile, in_place, options.placement).fits) chosen = reaching[i];
-      }
-      if (!chosen && !reaching.empty()) chosen = reaching.front();
-      if (!chosen) chosen = lowest;
-      if (chosen)
-        detail = fmt::format("{}: {} candidates reach the capacity, fewest extra MACs", grid_text(chosen->spec, base),
-                             reaching.size());
-      if (chosen && reaching.empty())
-        detail = grid_text(chosen->spec, base) + ": none reaches the capacity, lowest peak";
+  // 4. Patch-based execution of a leading stage; 5. patches of patches when one grid does
+  // not reach the capacity. A forced grid (with or without an inner one) is the plan.
+  const Graph base = result.graph;
+  auto patch_step = [&](FitStepKind kind, const PatchCandidate& candidate, std::string detail, Clock::time_point start,
+                        bool forced) {
+    PatchedGraph patched = apply_candidate(base, candidate);
+    FitPatches patches{.spec = candidate.spec,
+                       .split = base.value(candidate.spec.split).name,
+                       .original_macs = patched.original_macs,
+                       .patched_macs = patched.patched_macs,
+                       .patch_of_step = patched.patch_of_node};
+    patches.spec.rows = patched.rows;
+    patches.spec.cols = patched.cols;
+    if (candidate.inner) {
+      patches.inner_spec = candidate.inner;
+      patches.inner_split = base.value(candidate.inner->split).name;
+      patches.inner_patch_of_step = patched.inner_patch_of_node;
     }
-    if (chosen) {
-      PatchedGraph patched = apply_patches(base, chosen->spec);
-      FitPatches patches{.spec = chosen->spec,
-                         .split = base.value(chosen->spec.split).name,
-                         .original_macs = patched.original_macs,
-                         .patched_macs = patched.patched_macs,
-                         .patch_of_step = patched.patch_of_node};
-      patches.spec.rows = patched.rows;
-      patches.spec.cols = patched.cols;
-      auto step = plan_step(FitStepKind::kPatches, detail, patched.graph, in_place, patched.extra_macs(), start);
-      const bool forced = options.patch.has_value();
-      if (forced) {
-        // A forced grid is what the user asked for: it is the plan, better or not.
-        step.first.kept = true;
-        result.graph = std::move(patched.graph);
-        result.plan = std::move(step.second);
-        result.plan_options = in_place;
-        result.patches = std::move(patches);
-        result.steps.push_back(std::move(step.first));
-      } else {
-        consider(std::move(step), std::move(patched.graph), in_place, std::move(patches));
-      }
+    const PlanOptions in_place{.in_place = true};
+    auto step = plan_step(kind, std::move(detail), patched.graph, in_place, patched.extra_macs(), start);
+    if (forced) {  // what the user asked for: it is the plan, better or not
+      step.first.kept = true;
+      result.graph = std::move(patched.graph);
+      result.plan = std::move(step.second);
+      result.plan_options = in_place;
+      result.patches = std::move(patches);
+      result.steps.push_back(std::move(step.first));
     } else {
-      result.steps.push_back({.kind = FitStepKind::kPatches,
-                              .detail = "no stage of this model can run patch by patch",
-                              .peak_live_bytes = result.plan.ledger.peak_live_bytes,
-                              .arena_bytes = result.plan.arena_bytes,
-                              .planning_seconds = seconds_since(start),
-                              .fits = result.plan.fits});
+      consider(std::move(step), std::move(patched.graph), in_place, std::move(patches));
+    }
+  };
+  auto searched_step = [&](FitStepKind kind, const PatchSearchResult& search, Clock::time_point start,
+                           std::string_view what) {
+    if (!search.chosen) {
+      result.steps.push_back(
+          {.kind = kind,
+           .detail =
+               fmt::format("no {} of this model reaches below the plan kept ({} screened{})", what, search.evaluated,
+                           search.pruned ? fmt::format(", {} stages skipped: the rest of "
+                                                       "the network alone exceeds the capacity",
+                                                       search.pruned)
+                                         : ""),
+           .peak_live_bytes = result.plan.ledger.peak_live_bytes,
+           .arena_bytes = result.plan.arena_bytes,
+           .planning_seconds = seconds_since(start),
+           .fits = result.plan.fits});
+      return;
+    }
+    const std::string detail =
+        search.reaches ? fmt::format("{}: {} of {} screened reach the capacity, fewest extra MACs",
+                                     candidate_text(*search.chosen, base), search.reaching, search.evaluated)
+                       : fmt::format("{}: none of {} screened reaches the capacity, lowest peak",
+                                     candidate_text(*search.chosen, base), search.evaluated);
+    patch_step(kind, *search.chosen, detail, start, false);
+  };
+
+  if (options.patch) {
+    const PatchCandidate forced{.spec = *options.patch, .inner = options.inner_patch};
+    patch_step(options.inner_patch ? FitStepKind::kNestedPatches : FitStepKind::kPatches, forced,
+               candidate_text(forced, base) + " (forced)", Clock::now(), true);
+  } else {
+    if (!done()) {
+      const auto start = Clock::now();
+      if (patch_split_candidates(base).empty())
+        result.steps.push_back({.kind = FitStepKind::kPatches,
+                                .detail = "no stage of this model can run patch by patch",
+                                .peak_live_bytes = result.plan.ledger.peak_live_bytes,
+                                .arena_bytes = result.plan.arena_bytes,
+                                .planning_seconds = seconds_since(start),
+                                .fits = result.plan.fits});
+      else
+        searched_step(FitStepKind::kPatches, search_patches(base, profile, options), start, "patch grid");
+    }
+    if (!done() && patch_split_candidates(base).size() > 1) {
+      const auto start = Clock::now();
+      searched_step(FitStepKind::kNestedPatches, search_nested_patches(base, profile, options), start,
+                    "grid of patches of patches");
     }
   }
   result.fits = result.plan.fits;

@@ -21,9 +21,14 @@ std::string macs_text(int64_t extra, int64_t model) {
 
 std::string fit_verdict(const FitResult& fit, const DeviceProfile& profile) {
   const FitStep& best = fit.best();
-  const std::string from = fit.patches ? fmt::format("{} ({}x{} up to '{}')", to_string(best.kind),
-                                                     fit.patches->spec.rows, fit.patches->spec.cols, fit.patches->split)
-                                       : std::string(to_string(best.kind));
+  std::string from(to_string(best.kind));
+  if (fit.patches) {
+    from += fmt::format(" ({}x{} up to '{}'", fit.patches->spec.rows, fit.patches->spec.cols, fit.patches->split);
+    if (fit.patches->inner_spec)
+      from += fmt::format(", in each {}x{} up to '{}'", fit.patches->inner_spec->rows, fit.patches->inner_spec->cols,
+                          fit.patches->inner_split);
+    from += ")";
+  }
   if (fit.fits)
     return fmt::format("fits: arena {} ({} B) within {} ({} B) after {}, peak-live {}, extra MACs {}",
                        human_bytes(fit.plan.arena_bytes), fit.plan.arena_bytes, human_bytes(profile.capacity_bytes),
@@ -64,13 +69,21 @@ std::string fit_report_json(const FitResult& fit, const DeviceProfile& profile, 
                      {"fits", s.fits},
                      {"kept", s.kept}});
   json patches = nullptr;
-  if (fit.patches)
+  if (fit.patches) {
+    json inner = nullptr;
+    if (fit.patches->inner_spec)
+      inner = {{"rows", fit.patches->inner_spec->rows},
+               {"cols", fit.patches->inner_spec->cols},
+               {"split", fit.patches->inner_split},
+               {"patch_of_step", fit.patches->inner_patch_of_step}};
     patches = {{"rows", fit.patches->spec.rows},
                {"cols", fit.patches->spec.cols},
                {"split", fit.patches->split},
                {"original_macs", fit.patches->original_macs},
                {"patched_macs", fit.patches->patched_macs},
-               {"patch_of_step", fit.patches->patch_of_step}};
+               {"patch_of_step", fit.patches->patch_of_step},
+               {"inner", inner}};
+  }
   json report = json::parse(plan_report_json(fit.graph, fit.plan, profile, model));
   report["fit"] = {{"fits", fit.fits},
                    {"model_macs", fit.model_macs},

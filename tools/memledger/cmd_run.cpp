@@ -365,12 +365,14 @@ void register_run(CLI::App& app, int& exit_code) {
                        "with --arena: the order to run in, model (the graph's own) or memory (least peak-live)")
           ->capture_default_str()
           ->needs(arena);
-  auto* fit = command->add_flag("--fit", options->fit,
-                                "with --arena: run the plan `memledger fit` finds for --device (same --capacity, "
-                                "--patch, --time-budget), its graph against the ordinary run of the model");
+  auto* fit =
+      command->add_flag("--fit", options->fit,
+                        "with --arena: run the plan `memledger fit` finds for --device (same --capacity, "
+                        "--patch, --inner-patch, --time-budget), its graph against the ordinary run of the model");
   fit->needs(arena)->excludes(schedule);
   add_fit_options(command, options->fit_options);
-  for (const char* name : {"--capacity", "--patch", "--time-budget"}) command->get_option(name)->needs(fit);
+  for (const char* name : {"--capacity", "--patch", "--inner-patch", "--time-budget"})
+    command->get_option(name)->needs(fit);
   command->callback([options, &exit_code] { run_command(*options, exit_code); });
 }
 

@@ -7,6 +7,11 @@ void add_fit_options(CLI::App* command, FitCliOptions& options) {
                       "bytes the arena may take, instead of the device's capacity_bytes");
   command->add_option("--patch", options.patch,
                       "run this patch grid instead of searching one: ROWSxCOLS@VALUE, the stage ending in VALUE");
+  command
+      ->add_option("--inner-patch", options.inner_patch,
+                   "with --patch, patches of patches: this grid inside each patch, over the part of its stage up to "
+                   "VALUE (ROWSxCOLS@VALUE)")
+      ->needs("--patch");
   command->add_option("--time-budget", options.time_budget, "seconds each exact placement may search")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -24,6 +29,7 @@ DeviceProfile fit_profile(DeviceProfile profile, const FitCliOptions& options) {
 FitResult run_fit(const Graph& graph, const DeviceProfile& profile, const FitCliOptions& options, bool all_steps) {
   FitOptions fit{.placement = {.time_budget_seconds = options.time_budget}, .all_steps = all_steps};
   if (!options.patch.empty()) fit.patch = parse_patch_spec(graph, options.patch);
+  if (!options.inner_patch.empty()) fit.inner_patch = parse_patch_spec(graph, options.inner_patch);
   return fit_model(graph, profile, fit);
 }
 

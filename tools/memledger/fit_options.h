@@ -1,5 +1,5 @@
 // The options `fit` and `run --arena --fit` share, so that run recomputes exactly the plan
-// fit found: the device's capacity (or --capacity), a forced --patch grid, the placement's
+// fit found: the device's capacity (or --capacity), a forced --patch grid (and --inner-patch), the placement's
 // time budget.
 #pragma once
 
@@ -15,6 +15,7 @@ namespace memledger::cli {
 struct FitCliOptions {
   std::optional<int64_t> capacity;  // overrides the profile's capacity_bytes
   std::string patch;                // RxC@VALUE, or empty: search
+  std::string inner_patch;          // RxC@VALUE inside each of patch's patches, or empty
   double time_budget = 2.0;
 };
 

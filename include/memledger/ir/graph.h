@@ -15,6 +15,7 @@
 #include "memledger/core/axis_role.h"
 #include "memledger/core/dtype.h"
 #include "memledger/core/shape.h"
+#include "memledger/core/shared_tensor.h"
 #include "memledger/core/tensor.h"
 #include "memledger/ir/attribute.h"
 #include "memledger/ir/ids.h"
@@ -25,9 +26,9 @@ struct Value {
   std::string name;
   DType dtype = DType::kFloat32;
   Shape shape;
-  AxisRoles roles;                 // one per axis; kOther where no operator states a role
-  std::optional<Tensor> constant;  // a constant's values, stored once and compact
-  NodeId producer;                 // invalid for graph inputs and constants
+  AxisRoles roles;        // one per axis; kOther where no operator states a role
+  SharedTensor constant;  // a constant's values, stored once and compact, shared by copies
+  NodeId producer;        // invalid for graph inputs and constants
 
   bool is_constant() const { return constant.has_value(); }
 };

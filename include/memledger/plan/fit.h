@@ -5,13 +5,18 @@
 //   3. the in-place rules of the kernel contracts (elementwise chains, depthwise Conv);
 //   4. patch-based execution of a leading stage (plan/patch.h): of every split value and
 //      grid whose peak-live reaches the capacity, the one with the fewest extra
-//      multiply-accumulates (recomputed halos); when none reaches it, the lowest peak.
+//      multiply-accumulates (recomputed halos); when none reaches it, the lowest peak;
+//   5. when one grid does not reach the capacity, patches of patches: an outer grid over a
+//      deep stage and, inside each outer patch, an inner grid over its high-resolution
+//      start (MCUNetV2's receptive-field trade without one fine grid's halo over the whole
+//      stage), searched the same way.
 // Nothing changes the model's numbers: the result is a graph (reordered, maybe patched)
 // and its plan, which run_in_arena proves bit-identical to the ordinary run. fit_model is
 // deterministic (same model, profile and options: same result), so `run --arena --fit`
 // recomputes the plan `fit` found.
 //
-// Limits: patching is searched over the grids in FitOptions::grids only; the patched graph
+// Limits: patching is searched over the grids in FitOptions::grids (nested: the outer and
+// inner grid lists, at most nested_evaluations candidates screened) only; the patched graph
 // keeps the order apply_patches gives it (patch by patch), it is not reordered again.
 #pragma once
 
@@ -33,15 +38,24 @@ struct FitOptions {
   // Force one patch grid (`--patch RxC@VALUE`) instead of searching; an Error when it cannot
   // apply.
   std::optional<PatchSpec> patch;
+  // With `patch`, patches of patches (`--inner-patch RxC@VALUE`): this grid inside each of
+  // its patches, over the part of its stage up to VALUE.
+  std::optional<PatchSpec> inner_patch;
   // Grids (rows, cols) the patch search tries, cheapest first.
   std::vector<std::pair<int, int>> grids = {{2, 2}, {3, 3}, {4, 4}, {5, 5}, {6, 6}, {7, 7}, {8, 8}};
+  // Patches of patches: outer grids (few patches: the outer stage is deep, its halo grows
+  // fast), inner grids (finer, over the shallow high-resolution part), each in increasing
+  // fineness; at most this many candidates screened by peak-live.
+  std::vector<std::pair<int, int>> nested_outer_grids = {{2, 1}, {1, 2}, {2, 2}, {3, 3}};
+  std::vector<std::pair<int, int>> nested_inner_grids = {{2, 2}, {3, 3}, {3, 4}, {4, 4}, {5, 5}, {6, 6}};
+  int nested_evaluations = 2000;
   // Measure every step even once the model fits (the benchmark's table) instead of stopping
   // at the first step that fits; the plan stays that first one.
   bool all_steps = false;
   double schedule_time_budget_seconds = 2.0;
 };
 
-enum class FitStepKind { kLayerByLayer, kMemoryOrder, kInPlace, kPatches };
+enum class FitStepKind { kLayerByLayer, kMemoryOrder, kInPlace, kPatches, kNestedPatches };
 std::string_view to_string(FitStepKind kind);
 
 struct FitStep {
@@ -61,6 +75,11 @@ struct FitPatches {
   std::string split;  // the split value's name in the original graph
   int64_t original_macs = 0, patched_macs = 0;
   std::vector<int> patch_of_step;  // -1 outside the patched stage
+  // Patches of patches: the grid inside each outer patch, its split's name in the original
+  // graph, and per step its inner patch (-1 outside one).
+  std::optional<PatchSpec> inner_spec;
+  std::string inner_split;
+  std::vector<int> inner_patch_of_step;
 };
 
 struct FitResult {
