@@ -367,10 +367,11 @@ Types conv_transpose(const ShapeInputs& in) {
     const int64_t eff_k = (w.kernel[k] - 1) * w.dilations[k] + 1;
     int64_t e;
     if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
-      e = x[k + 2] * s;
+      e = checked_mul(x[k + 2], s, "node " + in.label + ": output extent");
     } else {
       const int64_t pads = w.auto_pad == "VALID" ? 0 : w.pads[k] + w.pads[k + n];
-      e = s * (x[k + 2] - 1) + output_padding[k] + eff_k - pads;
+      e = checked_add(checked_mul(s, x[k + 2] - 1, "node " + in.label + ": output extent"),
+                      output_padding[k] + eff_k - pads, "node " + in.label + ": output extent");
     }
     if (e < 1) in.fail("the output extent along spatial axis {} would be {}", k, e);
     out.push_back(e);
@@ -419,7 +420,8 @@ Types max_unpool(const ShapeInputs& in) {
   const size_t n = x.size() - 2;
   Shape out{x[0], x[1]};
   for (size_t k = 0; k < n; ++k) {
-    const int64_t e = (x[k + 2] - 1) * w.strides[k] + w.kernel[k] - w.pads[k] - w.pads[k + n];
+    const int64_t e = checked_mul(x[k + 2] - 1, w.strides[k], "node " + in.label + ": output extent") + w.kernel[k] -
+                      w.pads[k] - w.pads[k + n];
     if (e < 1) in.fail("the output extent along spatial axis {} would be {}", k, e);
     out.push_back(e);
   }
