@@ -133,6 +133,12 @@ TEST(ShapeRules, Windows) {
                  "larger than the padded input");
   expect_refused(Rule("ConvTranspose").in({1, 4, 5, 5}).in({4, 2, 3, 3}).attr("strides", std::vector<int64_t>{0, 1}),
                  "strides[0] is 0");
+  // A huge input extent times a huge stride would overflow int64.
+  expect_refused(Rule("ConvTranspose")
+                     .in({1, 4, int64_t{1} << 40, 1})
+                     .in({4, 2, 1, 1})
+                     .attr("strides", std::vector<int64_t>{int64_t{1} << 31, 1}),
+                 "output extent");
   expect_refused(Rule("DepthToSpace").in({1, 8, 2, 2}).attr("blocksize", int64_t{0}), "blocksize is 0");
 }
 
