@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "ir/shape_rules.h"
 #include "memledger/core/checked.h"
 #include "memledger/core/error.h"
 #include "memledger/device/tensor_layout.h"
@@ -174,130 +175,224 @@ OpRecord with(OpRecord r, auto&& edit) {
   return r;
 }
 
+// A record with its shape rule (and value rule) set.
+OpRecord shaped(OpRecord r, ShapeRule shape, ValueRule value = nullptr) {
+  r.shape = shape;
+  r.value = value;
+  return r;
+}
+
+namespace s = shape_rules;
+
+// An operator and its value rule, for the loops below.
+struct Valued {
+  std::string_view op;
+  ValueRule value;
+};
+
 std::vector<OpRecord> make_table() {
   std::vector<OpRecord> t;
   // Elementwise, one operand.
   for (std::string_view op :
-       {"Abs",         "Acos",       "Acosh",    "Asin",     "Asinh",     "Atan",   "Atanh",   "Ceil",
-        "Celu",        "Cos",        "Cosh",     "Elu",      "Erf",       "Exp",    "Floor",   "Gelu",
-        "HardSigmoid", "HardSwish",  "IsInf",    "IsNaN",    "LeakyRelu", "Log",    "Mish",    "Neg",
-        "Not",         "Reciprocal", "Relu",     "Round",    "Selu",      "Shrink", "Sigmoid", "Sign",
-        "Sin",         "Sinh",       "Softplus", "Softsign", "Sqrt",      "Tan",    "Tanh",    "ThresholdedRelu"})
-    t.push_back(unary(op));
-  t.push_back(unary("Clip"));  // min and max come as inputs 1 and 2
-  t.push_back(with(unary("Cast"), [](OpRecord& r) { r.in_place = InPlaceRule::kNone; }));
-  t.push_back(with(unary("CastLike"), [](OpRecord& r) { r.in_place = InPlaceRule::kNone; }));
-  t.push_back(with(unary("Identity"), [](OpRecord& r) { r.in_place = InPlaceRule::kAlias; }));
-  t.push_back(with(unary("Dropout"), [](OpRecord& r) { r.in_place = InPlaceRule::kAlias; }));
+       {"Acos", "Acosh",    "Asin",       "Asinh", "Atan",  "Atanh", "Ceil",           "Celu",      "Cos",
+        "Cosh", "Elu",      "Erf",        "Exp",   "Floor", "Gelu",  "HardSigmoid",    "HardSwish", "LeakyRelu",
+        "Log",  "Mish",     "Reciprocal", "Relu",  "Round", "Selu",  "Shrink",         "Sigmoid",   "Sin",
+        "Sinh", "Softplus", "Softsign",   "Sqrt",  "Tan",   "Tanh",  "ThresholdedRelu"})
+    t.push_back(shaped(unary(op), s::same));
+  // Evaluated on integer constants too (shape computations).
+  for (auto [op, value] : std::initializer_list<Valued>{
+           {"Abs", s::value_abs}, {"Neg", s::value_neg}, {"Not", s::value_not}, {"Sign", s::value_sign}})
+    t.push_back(shaped(unary(op), s::same, value));
+  for (std::string_view op : {"IsInf", "IsNaN"}) t.push_back(shaped(unary(op), s::to_bool));
+  t.push_back(shaped(unary("Clip"), s::same));  // min and max come as inputs 1 and 2
+  t.push_back(
+      shaped(with(unary("Cast"), [](OpRecord& r) { r.in_place = InPlaceRule::kNone; }), s::cast, s::value_cast));
+  t.push_back(shaped(with(unary("CastLike"), [](OpRecord& r) { r.in_place = InPlaceRule::kNone; }), s::cast_like));
+  t.push_back(shaped(with(unary("Identity"), [](OpRecord& r) { r.in_place = InPlaceRule::kAlias; }), s::same,
+                     s::value_identity));
+  t.push_back(shaped(with(unary("Dropout"), [](OpRecord& r) { r.in_place = InPlaceRule::kAlias; }), s::dropout));
   // Not element by element along the axes they run over: no patch rule.
-  for (std::string_view op : {"Softmax", "LogSoftmax", "Hardmax", "LayerNormalization"})
-    t.push_back(with(unary(op), [](OpRecord& r) {
-      r.tile = T::kGeneric;
-      r.patch = PatchRule::kNone;
-    }));
+  auto whole_axis = [](OpRecord& r) {
+    r.tile = T::kGeneric;
+    r.patch = PatchRule::kNone;
+  };
+  for (std::string_view op : {"Softmax", "LogSoftmax", "Hardmax"})
+    t.push_back(shaped(with(unary(op), whole_axis), s::softmax));
+  t.push_back(shaped(with(unary("LayerNormalization"), whole_axis), s::layer_norm));
   for (std::string_view op : {"CumSum", "ReverseSequence", "LpNormalization"})
-    t.push_back(with(unary(op), [](OpRecord& r) {
-      r.tile = T::kGeneric;
-      r.in_place = InPlaceRule::kNone;
-      r.patch = PatchRule::kNone;
-    }));
+    t.push_back(shaped(with(unary(op),
+                            [](OpRecord& r) {
+                              r.tile = T::kGeneric;
+                              r.in_place = InPlaceRule::kNone;
+                              r.patch = PatchRule::kNone;
+                            }),
+                       s::same));
 
   // Elementwise over broadcast operands.
-  for (std::string_view op : {"Add", "Sub", "Mul", "Div", "PRelu", "Mod", "BitShift", "Equal", "Less", "Greater",
-                              "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"})
-    t.push_back(broadcasting(op));
-  t.push_back(broadcasting("Pow", 1));
-  t.push_back(broadcasting("Where", 0, 3));
-  for (std::string_view op : {"Max", "Min", "Sum", "Mean"})
-    t.push_back(with(broadcasting(op), [](OpRecord& r) { r.contract = variadic_contract; }));
-  for (std::string_view op : {"QuantizeLinear", "DequantizeLinear"})
-    t.push_back(with(unary(op), [](OpRecord& r) {
-      r.roles = R::kQuantize;
-      r.in_place = InPlaceRule::kNone;
-      r.patch = PatchRule::kNone;
-    }));
+  for (auto [op, value] : std::initializer_list<Valued>{{"Add", s::value_add},
+                                                        {"Sub", s::value_sub},
+                                                        {"Mul", s::value_mul},
+                                                        {"Div", s::value_div},
+                                                        {"Mod", s::value_mod}})
+    t.push_back(shaped(broadcasting(op), s::broadcast, value));
+  for (std::string_view op : {"PRelu", "BitShift"}) t.push_back(shaped(broadcasting(op), s::broadcast));
+  for (auto [op, value] : std::initializer_list<Valued>{{"Equal", s::value_equal},
+                                                        {"Less", s::value_less},
+                                                        {"Greater", s::value_greater},
+                                                        {"LessOrEqual", s::value_less_or_equal},
+                                                        {"GreaterOrEqual", s::value_greater_or_equal},
+                                                        {"And", s::value_and},
+                                                        {"Or", s::value_or},
+                                                        {"Xor", s::value_xor}})
+    t.push_back(shaped(broadcasting(op), s::broadcast_bool, value));
+  t.push_back(shaped(broadcasting("Pow", 1), s::broadcast));
+  t.push_back(shaped(broadcasting("Where", 0, 3), s::where, s::value_where));
+  for (auto [op, value] : std::initializer_list<Valued>{{"Max", s::value_max}, {"Min", s::value_min}})
+    t.push_back(
+        shaped(with(broadcasting(op), [](OpRecord& r) { r.contract = variadic_contract; }), s::broadcast, value));
+  for (std::string_view op : {"Sum", "Mean"})
+    t.push_back(shaped(with(broadcasting(op), [](OpRecord& r) { r.contract = variadic_contract; }), s::broadcast));
+  auto quantize = [](OpRecord& r) {
+    r.roles = R::kQuantize;
+    r.in_place = InPlaceRule::kNone;
+    r.patch = PatchRule::kNone;
+  };
+  t.push_back(shaped(with(unary("QuantizeLinear"), quantize), s::quantize));
+  t.push_back(shaped(with(unary("DequantizeLinear"), quantize), s::dequantize));
   t.push_back(OpRecord{.domain = kMemledgerDomain,
                        .name = kAffineOp,
+                       .shape = s::broadcast,
                        .roles = R::kElementwise,
                        .broadcasts = true,
                        .contract = affine_contract,
                        .tile = T::kElementwise,
                        .patch = PatchRule::kPointwise});
-  t.push_back(OpRecord{
-      .domain = kMemledgerDomain, .name = kWritePatchOp, .roles = R::kSameAxes, .contract = write_patch_contract});
+  t.push_back(OpRecord{.domain = kMemledgerDomain,
+                       .name = kWritePatchOp,
+                       .shape = s::same,
+                       .roles = R::kSameAxes,
+                       .contract = write_patch_contract});
 
   // Channel-first: windows, normalizations, rearrangements of N, C, spatial.
-  t.push_back(with(channel_first("Conv", 2), [](OpRecord& r) {
+  t.push_back(shaped(with(channel_first("Conv", 2),
+                          [](OpRecord& r) {
+                            r.window = WindowKind::kConv;
+                            r.weight_input = 1;
+                            r.contract = conv_contract;
+                            r.tile = T::kConv;
+                            r.patch = PatchRule::kWindow;
+                            r.macs = conv_macs;
+                          }),
+                     s::conv));
+  t.push_back(shaped(with(channel_first("ConvTranspose", 2),
+                          [](OpRecord& r) {
+                            r.window = WindowKind::kConv;
+                            r.weight_input = 1;
+                            r.weights_transposed = true;
+                            r.macs = conv_transpose_macs;
+                          }),
+                     s::conv_transpose));
+  auto conv_window = [](OpRecord& r) {
     r.window = WindowKind::kConv;
     r.weight_input = 1;
-    r.contract = conv_contract;
-    r.tile = T::kConv;
-    r.patch = PatchRule::kWindow;
-    r.macs = conv_macs;
-  }));
-  t.push_back(with(channel_first("ConvTranspose", 2), [](OpRecord& r) {
-    r.window = WindowKind::kConv;
-    r.weight_input = 1;
-    r.weights_transposed = true;
-    r.macs = conv_transpose_macs;
-  }));
-  for (std::string_view op : {"ConvInteger", "DeformConv"})
-    t.push_back(with(channel_first(op), [](OpRecord& r) {
-      r.window = WindowKind::kConv;
-      r.weight_input = 1;
-    }));
-  t.push_back(with(channel_first("QLinearConv"), [](OpRecord& r) {
-    r.window = WindowKind::kConv;
-    r.weight_input = 3;
-  }));
+  };
+  t.push_back(shaped(with(channel_first("ConvInteger"), conv_window), s::conv_integer));
+  // DeformConv (opset 19) is beyond the opsets memledger reads: no shape rule.
+  t.push_back(with(channel_first("DeformConv"), conv_window));
+  t.push_back(shaped(with(channel_first("QLinearConv"),
+                          [](OpRecord& r) {
+                            r.window = WindowKind::kConv;
+                            r.weight_input = 3;
+                          }),
+                     s::qlinear_conv));
   for (std::string_view op : {"MaxPool", "AveragePool", "LpPool"})
-    t.push_back(with(channel_first(op), [](OpRecord& r) {
-      r.window = WindowKind::kPool;
-      r.tile = T::kPool;
-      r.patch = PatchRule::kWindow;
-    }));
-  t.push_back(with(channel_first("MaxRoiPool"), [](OpRecord& r) { r.window = WindowKind::kPool; }));
+    t.push_back(shaped(with(channel_first(op),
+                            [](OpRecord& r) {
+                              r.window = WindowKind::kPool;
+                              r.tile = T::kPool;
+                              r.patch = PatchRule::kWindow;
+                            }),
+                       s::pool));
+  t.push_back(
+      shaped(with(channel_first("MaxRoiPool"), [](OpRecord& r) { r.window = WindowKind::kPool; }), s::max_roi_pool));
   for (std::string_view op : {"GlobalAveragePool", "GlobalMaxPool"})
-    t.push_back(with(channel_first(op), [](OpRecord& r) { r.tile = T::kGlobalPool; }));
-  t.push_back(with(channel_first("BatchNormalization", 1), [](OpRecord& r) {
-    r.in_place = InPlaceRule::kElementwise;
-    r.tile = T::kElementwise;
-    r.patch = PatchRule::kPointwise;
-  }));
-  t.push_back(channel_first("InstanceNormalization", 1));
-  for (std::string_view op :
-       {"GlobalLpPool", "MaxUnpool", "LRN", "MeanVarianceNormalization", "DepthToSpace", "SpaceToDepth", "RoiAlign"})
-    t.push_back(channel_first(op));
+    t.push_back(shaped(with(channel_first(op), [](OpRecord& r) { r.tile = T::kGlobalPool; }), s::global_pool));
+  t.push_back(shaped(with(channel_first("BatchNormalization", 1),
+                          [](OpRecord& r) {
+                            r.in_place = InPlaceRule::kElementwise;
+                            r.tile = T::kElementwise;
+                            r.patch = PatchRule::kPointwise;
+                          }),
+                     s::batch_norm));
+  t.push_back(shaped(channel_first("InstanceNormalization", 1), s::same));
+  for (std::string_view op : {"LRN", "MeanVarianceNormalization"}) t.push_back(shaped(channel_first(op), s::same));
+  t.push_back(shaped(channel_first("GlobalLpPool"), s::global_pool));
+  t.push_back(shaped(channel_first("MaxUnpool"), s::max_unpool));
+  t.push_back(shaped(channel_first("DepthToSpace"), s::depth_to_space));
+  t.push_back(shaped(channel_first("SpaceToDepth"), s::space_to_depth));
+  t.push_back(shaped(channel_first("RoiAlign"), s::roi_align));
 
   // Same axes, other extents.
-  t.push_back(with(same_axes("Concat", -1), [](OpRecord& r) { r.patch = PatchRule::kConcat; }));
-  t.push_back(with(same_axes("Slice"), [](OpRecord& r) { r.patch = PatchRule::kSlice; }));
-  for (std::string_view op : {"Pad", "Resize", "Split", "Tile", "Upsample", "TopK"}) t.push_back(same_axes(op));
-  t.push_back(OpRecord{.name = "Expand", .roles = R::kBroadcastTo, .data_inputs = 1});
-  t.push_back(OpRecord{.name = "Transpose", .roles = R::kTranspose});
+  t.push_back(shaped(with(same_axes("Concat", -1), [](OpRecord& r) { r.patch = PatchRule::kConcat; }), s::concat,
+                     s::value_concat));
+  t.push_back(
+      shaped(with(same_axes("Slice"), [](OpRecord& r) { r.patch = PatchRule::kSlice; }), s::slice, s::value_slice));
+  t.push_back(shaped(same_axes("Pad"), s::pad));
+  t.push_back(shaped(same_axes("Resize"), s::resize));
+  t.push_back(shaped(same_axes("Upsample"), s::upsample));
+  t.push_back(shaped(same_axes("Split"), s::split));
+  t.push_back(shaped(same_axes("Tile"), s::tile));
+  t.push_back(shaped(same_axes("TopK"), s::top_k));
+  t.push_back(
+      shaped(OpRecord{.name = "Expand", .roles = R::kBroadcastTo, .data_inputs = 1}, s::expand, s::value_expand));
+  t.push_back(shaped(OpRecord{.name = "Transpose", .roles = R::kTranspose}, s::transpose, s::value_transpose));
 
   // Reductions.
-  for (std::string_view op : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMin",
-                              "ReduceProd", "ReduceSum", "ReduceSumSquare", "ArgMax", "ArgMin"})
-    t.push_back(reduction(op));
-  t.push_back(with(reduction("ReduceMean"), [](OpRecord& r) { r.tile = T::kGlobalPool; }));
+  for (std::string_view op : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
+    t.push_back(shaped(reduction(op), s::reduce));
+  for (auto [op, value] : std::initializer_list<Valued>{{"ReduceMax", s::value_reduce_max},
+                                                        {"ReduceMin", s::value_reduce_min},
+                                                        {"ReduceProd", s::value_reduce_prod}})
+    t.push_back(shaped(reduction(op), s::reduce, value));
+  t.push_back(shaped(reduction("ReduceSum"), s::reduce_sum, s::value_reduce_sum));
+  for (std::string_view op : {"ArgMax", "ArgMin"}) t.push_back(shaped(reduction(op), s::arg_reduce));
+  t.push_back(shaped(with(reduction("ReduceMean"), [](OpRecord& r) { r.tile = T::kGlobalPool; }), s::reduce));
 
   // Losses (inference math): a reduced loss, or one per element when reduction is none.
-  for (std::string_view op : {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"}) t.push_back(plain(op));
+  t.push_back(shaped(plain("NegativeLogLikelihoodLoss"), s::nll_loss));
+  t.push_back(shaped(plain("SoftmaxCrossEntropyLoss"), s::softmax_cross_entropy));
 
   // Reshape-like.
-  for (std::string_view op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) t.push_back(alias(op));
+  t.push_back(shaped(alias("Reshape"), s::reshape, s::value_reshape));
+  t.push_back(shaped(alias("Flatten"), s::flatten));
+  t.push_back(shaped(alias("Squeeze"), s::squeeze, s::value_squeeze));
+  t.push_back(shaped(alias("Unsqueeze"), s::unsqueeze, s::value_squeeze));
 
   // Matrix products.
-  t.push_back(OpRecord{.name = "Gemm", .tile = T::kGemm, .macs = gemm_macs});
-  t.push_back(OpRecord{.name = "MatMul", .tile = T::kMatMul, .macs = matmul_macs});
-  for (std::string_view op : {"MatMulInteger", "QLinearMatMul", "Einsum"}) t.push_back(plain(op));
+  t.push_back(shaped(OpRecord{.name = "Gemm", .tile = T::kGemm, .macs = gemm_macs}, s::gemm));
+  t.push_back(shaped(OpRecord{.name = "MatMul", .tile = T::kMatMul, .macs = matmul_macs}, s::matmul));
+  t.push_back(shaped(plain("MatMulInteger"), s::matmul_integer));
+  t.push_back(shaped(plain("QLinearMatMul"), s::qlinear_matmul));
+  t.push_back(shaped(plain("Einsum"), s::einsum));
 
   // Data movement and shape computation.
-  for (std::string_view op : {"Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "Shape", "Size",
-                              "Constant", "ConstantOfShape", "Range", "NonZero", "OneHot", "Trilu", "EyeLike",
-                              "Compress", "Unique", "NonMaxSuppression", "Scatter"})
-    t.push_back(plain(op));
+  t.push_back(shaped(plain("Gather"), s::gather, s::value_gather));
+  t.push_back(shaped(plain("GatherElements"), s::gather_elements));
+  t.push_back(shaped(plain("GatherND"), s::gather_nd));
+  for (std::string_view op : {"ScatterElements", "ScatterND", "Scatter", "Trilu"})
+    t.push_back(shaped(plain(op), s::same));
+  t.push_back(shaped(plain("Shape"), s::shape_of, s::value_shape));
+  t.push_back(shaped(plain("Size"), s::size_of, s::value_size));
+  // Constant's value is its output: the importer reads it directly.
+  t.push_back(plain("Constant"));
+  t.push_back(shaped(plain("ConstantOfShape"), s::constant_of_shape, s::value_constant_of_shape));
+  t.push_back(shaped(plain("Range"), s::range, s::value_range));
+  t.push_back(shaped(plain("NonZero"), s::non_zero));
+  t.push_back(shaped(plain("OneHot"), s::one_hot));
+  t.push_back(shaped(plain("EyeLike"), s::eye_like));
+  t.push_back(shaped(plain("Compress"), s::compress));
+  // Outputs whose extents depend on the data: libonnx's inference says what it can.
+  for (std::string_view op : {"Unique", "NonMaxSuppression"}) t.push_back(plain(op));
   return t;
 }
 

@@ -20,10 +20,10 @@
 #include "memledger/ir/axis_roles.h"
 #include "memledger/ir/op_table.h"
 #include "memledger/ir/verifier.h"
+#include "onnx/check_names.h"
 #include "onnx/dimension_denotation.h"
-#include "onnx/fold_shapes.h"
+#include "onnx/node_types.h"
 #include "onnx/proto_tensor.h"
-#include "onnx/validate_attributes.h"
 
 namespace memledger {
 namespace {
@@ -271,6 +271,39 @@ ValueType static_type(const TypeProto* type, const std::string& name, const std:
   return {*dtype, std::move(shape)};
 }
 
+// A type a shape rule computed, its bytes checked countable.
+ValueType checked_type(const TensorType& t, const std::string& name, const std::string& where) {
+  const std::string what = where + ": value '" + name + "' of shape " + shape_to_string(t.shape);
+  for (int64_t d : t.shape)
+    if (d < 0) fail("{} has a negative extent", what);
+  checked_mul(element_count(t.shape, what), host_element_bytes(t.dtype), what);
+  return {t.dtype, t.shape};
+}
+
+// The file may state a value's type (value_info, graph outputs): where it states an element
+// type, a rank or an extent, the computed type must agree.
+void check_declared_type(const TypeProto& stated, const ValueType& t, const std::string& name,
+                         const std::string& label) {
+  if (!stated.has_tensor_type()) return;
+  const auto& tt = stated.tensor_type();
+  auto refuse = [&](const std::string& what) {
+    fail("node {}: value '{}' is {}{} but the file states {}", label, name, dtype_name(t.dtype),
+         shape_to_string(t.shape), what);
+  };
+  if (tt.elem_type() != 0 && tt.elem_type() != dtype_onnx_code(t.dtype))
+    refuse(fmt::format("element type {}",
+                       TensorProto::DataType_IsValid(tt.elem_type())
+                           ? TensorProto::DataType_Name(static_cast<TensorProto::DataType>(tt.elem_type()))
+                           : std::to_string(tt.elem_type())));
+  if (!tt.has_shape()) return;
+  if (tt.shape().dim_size() != static_cast<int>(t.shape.size())) refuse(fmt::format("rank {}", tt.shape().dim_size()));
+  for (int a = 0; a < tt.shape().dim_size(); ++a) {
+    const auto& dim = tt.shape().dim(a);
+    if (dim.has_dim_value() && dim.dim_value() != t.shape[static_cast<size_t>(a)])
+      refuse(fmt::format("extent {} on axis {}", dim.dim_value(), a));
+  }
+}
+
 Tensor constant_node_value(const NodeProto& node, const std::string& label) {
   if (node.attribute_size() != 1) fail("node {}: a Constant needs exactly one value attribute", label);
   const auto& a = node.attribute(0);
@@ -355,28 +388,14 @@ Graph build_graph(ModelProto& model, const ImportOptions& options, const std::st
   } catch (const std::exception& e) {
     fail("the ONNX checker refuses the model: {}", e.what());
   }
-  // Strict shape inference, then fold the shape computations it could not see through and
-  // infer again, until nothing more folds (each round folds at least one node).
-  for (int round = 0;; ++round) {
-    onnx_io::validate_attributes(gp, options.max_bytes);
-    try {
-      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
-                                         onnx::ShapeInferenceOptions(/*check_type=*/true, /*strict=*/1,
-                                                                     /*data_propagation=*/true));
-    } catch (const std::exception& e) {
-      fail("shape inference fails: {}", e.what());
-    }
-    if (round == gp.node_size() || onnx_io::fold_shape_computations(model) == 0) break;
-  }
+  onnx_io::check_names(gp);
 
-  std::unordered_map<std::string, const TypeProto*> types;
-  for (const auto& vi : gp.input()) types[vi.name()] = &vi.type();
-  for (const auto& vi : gp.value_info()) types[vi.name()] = &vi.type();
-  for (const auto& vi : gp.output()) types[vi.name()] = &vi.type();
-  auto type_of = [&](const std::string& name) -> const TypeProto* {
-    const auto it = types.find(name);
-    return it == types.end() ? nullptr : it->second;
-  };
+  // Types the file states (value_info, graph outputs): a computed type must agree.
+  std::unordered_map<std::string, const TypeProto*> declared;
+  for (const auto& vi : gp.value_info()) declared[vi.name()] = &vi.type();
+  for (const auto& vi : gp.output()) declared[vi.name()] = &vi.type();
+  std::unordered_map<std::string, int64_t> domain_opset;
+  for (const auto& entry : model.opset_import()) domain_opset[entry.domain()] = entry.version();
 
   Graph g;
   g.name = gp.name().empty() ? "main" : gp.name();
@@ -399,17 +418,21 @@ Graph build_graph(ModelProto& model, const ImportOptions& options, const std::st
     google::protobuf::RepeatedField<double>().Swap(init.mutable_double_data());
     init.clear_raw_data();
   }
+  // Values a node's value rule worked out that stay node outputs (empty tensors: known to
+  // the nodes after them, but not made constants).
+  std::unordered_map<std::string, Tensor> known;
 
   for (int i = 0; i < gp.node_size(); ++i) {
     const NodeProto& np = gp.node(i);
     const std::string label = proto_label(np, i);
+    auto agree = [&](const std::string& name, const ValueType& t) {
+      const auto it = declared.find(name);
+      if (it != declared.end()) check_declared_type(*it->second, t, name, label);
+    };
     if (is_default_domain(np.domain()) && np.op_type() == "Constant") {
       if (np.output_size() != 1 || np.output(0).empty()) fail("node {}: a Constant needs one output", label);
       Tensor value = constant_node_value(np, label);
-      const ValueType t = static_type(type_of(np.output(0)), np.output(0), "node " + label);
-      if (t.shape != value.shape() || t.dtype != value.dtype())
-        fail("node {}: value {}{} does not match its inferred type", label, dtype_name(value.dtype()),
-             shape_to_string(value.shape()));
+      agree(np.output(0), {value.dtype(), value.shape()});
       ids[np.output(0)] = g.add_constant(np.output(0), std::move(value));
       continue;
     }
@@ -419,23 +442,94 @@ Graph build_graph(ModelProto& model, const ImportOptions& options, const std::st
     node.domain = is_default_domain(np.domain()) ? "" : np.domain();
     for (const auto& attribute : np.attribute())
       node.attributes[attribute.name()] = onnx_io::attribute_from_proto(attribute, label);
-    for (const auto& in : np.input()) node.inputs.push_back(in.empty() ? ValueId{} : ids.at(in));
+    std::vector<std::optional<TensorType>> in_types;
+    std::vector<const Tensor*> in_values;
+    for (const auto& in : np.input()) {
+      node.inputs.push_back(in.empty() ? ValueId{} : ids.at(in));
+      if (in.empty()) {
+        in_types.emplace_back();
+        in_values.push_back(nullptr);
+        continue;
+      }
+      const Value& v = g.value(node.inputs.back());
+      in_types.push_back(TensorType{v.dtype, v.shape});
+      const auto k = known.find(in);
+      in_values.push_back(v.constant ? &*v.constant : k != known.end() ? &k->second : nullptr);
+    }
     int last_used = np.output_size() - 1;
     while (last_used >= 0 && np.output(last_used).empty()) --last_used;
+
+    // The op table's shape rule, else libonnx's inference for this node alone.
+    const auto domain_it = domain_opset.find(is_default_domain(np.domain()) ? std::string() : np.domain());
+    const onnx_io::NodeTyping typing{np, label, domain_it == domain_opset.end() ? opset : domain_it->second, in_types,
+                                     in_values};
+    const OpRecord* record = find_op(node.domain, node.op, opset);
+    std::vector<std::optional<TensorType>> out_types;
+    std::optional<Tensor> folded;
+    if (record && record->shape) {
+      const ShapeInputs rule_inputs{.node = node,
+                                    .label = label,
+                                    .opset = opset,
+                                    .types = in_types,
+                                    .values = in_values,
+                                    .outputs = static_cast<size_t>(np.output_size()),
+                                    .max_bytes = options.max_bytes,
+                                    .names = {np.input().begin(), np.input().end()}};
+      std::vector<TensorType> types;
+      bool stated_only = false;
+      try {
+        types = record->shape(rule_inputs);
+      } catch (const NotStatic& e) {
+        // The shape depends on a value only known when the model runs: the file may state it.
+        for (int o = 0; o <= last_used; ++o) {
+          const auto stated = declared.find(np.output(o));
+          try {
+            const ValueType t = static_type(stated == declared.end() ? nullptr : stated->second, np.output(o), label);
+            types.push_back({t.dtype, t.shape});
+          } catch (const Error&) {
+            throw NotStatic(fmt::format("{}, and the file states no static shape for '{}'", e.what(), np.output(o)));
+          }
+        }
+        stated_only = true;
+      }
+      if (static_cast<int>(types.size()) <= last_used)
+        fail("node {}: {} outputs are named, but {} has {}", label, last_used + 1, np.op_type(), types.size());
+      if (node.domain.empty()) onnx_io::check_types_with_schema(typing, types);
+      out_types.assign(types.begin(), types.end());
+      if (record->value && np.output_size() == 1 && !stated_only) folded = record->value(rule_inputs);
+      if (folded && (folded->dtype() != types[0].dtype || folded->shape() != types[0].shape))
+        fail("node {}: its value {}{} does not match its shape rule's {}{}", label, dtype_name(folded->dtype()),
+             shape_to_string(folded->shape()), dtype_name(types[0].dtype), shape_to_string(types[0].shape));
+    } else {
+      out_types = onnx_io::infer_with_libonnx(typing);
+    }
+
+    // A value worked out from constants becomes a constant; an empty one stays a node.
+    const bool becomes_constant = folded && folded->elements() > 0;
     for (int o = 0; o <= last_used; ++o) {
       const std::string& name = np.output(o);
       if (name.empty()) fail("node {}: output {} is omitted but a later output is used (not supported)", label, o);
-      const ValueType t = static_type(type_of(name), name, "node " + label);
+      const auto& computed =
+          static_cast<size_t>(o) < out_types.size() ? out_types[static_cast<size_t>(o)] : std::optional<TensorType>{};
+      const auto stated = declared.find(name);
+      const ValueType t = computed
+                              ? checked_type(*computed, name, "node " + label)
+                              : static_type(stated == declared.end() ? nullptr : stated->second, name, "node " + label);
+      agree(name, t);
+      if (becomes_constant) {
+        ids[name] = g.add_constant(name, std::move(*folded));
+        break;
+      }
+      if (folded) known[name] = *folded;
       const ValueId id =
           g.add_value({.name = name, .dtype = t.dtype, .shape = t.shape, .roles = roles_of(name, t.shape)});
       ids[name] = id;
       node.outputs.push_back(id);
     }
-    g.add_node(std::move(node));
+    if (!becomes_constant) g.add_node(std::move(node));
   }
   for (const auto& out : gp.output()) g.mark_output(ids.at(out.name()));
 
-  onnx_io::validate_operand_shapes(g);
   infer_axis_roles(g, {.inputs_nhwc = options.input_layout_nhwc});
   verify_graph(g);
   return g;
@@ -492,6 +586,75 @@ void add_input_shape(ImportOptions& options, const std::string& text) {
   }
   const std::string name = text.substr(0, eq);
   if (!options.input_shapes.emplace(name, shape).second) fail("--input-shape names '{}' twice", name);
+}
+
+ShapeCrossCheck cross_check_shapes(const std::string& path, const ImportOptions& options) {
+  const Graph g = import_onnx_file(path, options);
+  std::unordered_map<std::string, std::pair<TensorType, std::string>> ours;
+  for (NodeId id : g.order())
+    for (ValueId out : g.node(id).outputs)
+      ours[g.value(out).name] = {TensorType{g.value(out).dtype, g.value(out).shape}, g.node(id).label()};
+  std::unordered_map<std::string, const Tensor*> constant;
+  for (size_t i = 0; i < g.value_count(); ++i) {
+    const Value& v = g.value(ValueId{static_cast<int32_t>(i)});
+    if (v.constant) constant[v.name] = &*v.constant;
+  }
+
+  ShapeCrossCheck check;
+  try {
+    std::ifstream in(path, std::ios::binary);
+    ModelProto model;
+    if (!model.ParseFromIstream(&in)) fail("not an ONNX model");
+    GraphProto& gp = *model.mutable_graph();
+    sort_nodes(gp);
+    fix_input_shapes(gp, options);
+    int64_t budget = options.max_external_bytes;
+    std::string dir = fs::path(path).parent_path().string();
+    for (auto& init : *gp.mutable_initializer())
+      if (init.data_location() == TensorProto::EXTERNAL) resolve_external_data(init, dir.empty() ? "." : dir, budget);
+    for (auto& node : *gp.mutable_node()) {
+      if (node.op_type() == "Constant" || node.output_size() != 1) continue;
+      const auto it = constant.find(node.output(0));
+      if (it == constant.end()) continue;
+      const std::string output = node.output(0), name = node.name();
+      node.Clear();
+      node.set_name(name);
+      node.set_op_type("Constant");
+      node.add_output(output);
+      auto* attribute = node.add_attribute();
+      attribute->set_name("value");
+      attribute->set_type(onnx::AttributeProto::TENSOR);
+      *attribute->mutable_t() = onnx_io::tensor_to_proto(*it->second, output);
+    }
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(/*check_type=*/true, /*strict=*/1,
+                                                                   /*data_propagation=*/true));
+    std::unordered_map<std::string, const TypeProto*> theirs;
+    for (const auto& vi : gp.value_info()) theirs[vi.name()] = &vi.type();
+    for (const auto& vi : gp.output()) theirs[vi.name()] = &vi.type();
+    for (const auto& [name, entry] : ours) {
+      const auto& [type, label] = entry;
+      const auto it = theirs.find(name);
+      std::optional<ValueType> t;
+      try {
+        if (it != theirs.end()) t = static_type(it->second, name, "libonnx");
+      } catch (const Error&) {
+        t.reset();
+      }
+      if (!t) {
+        ++check.libonnx_unknown;
+        continue;
+      }
+      ++check.compared;
+      if (t->dtype != type.dtype || t->shape != type.shape)
+        check.disagreements.push_back(fmt::format("value '{}' of {}: table {}{}, libonnx {}{}", name, label,
+                                                  dtype_name(type.dtype), shape_to_string(type.shape),
+                                                  dtype_name(t->dtype), shape_to_string(t->shape)));
+    }
+  } catch (const std::exception& e) {
+    check.libonnx_error = e.what();
+  }
+  return check;
 }
 
 bool is_known_operator(const Node& node, int64_t opset) {

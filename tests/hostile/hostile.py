@@ -132,6 +132,26 @@ def transpose_conv_model(path):
                   [w], check=False), path)
 
 
+def conv_attr_model(path, op="Conv", **attrs):
+    w = numpy_helper.from_array(np.ones((1, 1, 1, 1), np.float32), "w")
+    save(model_of([helper.make_node(op, ["x", "w"], ["y"], kernel_shape=[1, 1], **attrs)],
+                  [vi("x", TensorProto.FLOAT, [1, 1, 4, 4])], [vi("y", TensorProto.FLOAT, sym(4))], [w], check=False),
+         path)
+
+
+def reshape_dynamic_model(path):
+    # The target shape comes from a graph input: not static, refused by name.
+    save(model_of([helper.make_node("Reshape", ["x", "s"], ["y"])],
+                  [vi("x", TensorProto.FLOAT, [2, 3]), vi("s", TensorProto.INT64, [2])],
+                  [vi("y", TensorProto.FLOAT, sym(2))], check=False), path)
+
+
+def gather_model(path):
+    idx = numpy_helper.from_array(np.array([0], np.int64), "i")
+    save(model_of([helper.make_node("Gather", ["x", "i"], ["y"], axis=9)], [vi("x", TensorProto.FLOAT, [5, 6])],
+                  [vi("y", TensorProto.FLOAT, sym(2))], [idx], check=False), path)
+
+
 def gemm_bias_model(path):
     inits = [numpy_helper.from_array(np.ones((3, 4), np.float32), "b"),
              numpy_helper.from_array(np.ones((3,), np.float32), "c")]
@@ -143,6 +163,34 @@ def constant_of_shape_model(path, extent):
     shape = numpy_helper.from_array(np.array([extent], np.int64), "shape")
     save(model_of([helper.make_node("ConstantOfShape", ["shape"], ["y"])], [], [vi("y", TensorProto.FLOAT, ["n"])],
                   [shape], check=False), path)
+
+
+def sym(rank):
+    return [f"d{i}" for i in range(rank)]
+
+
+def one_node_model(path, op, inputs, constants=None, attrs=None, outputs=1, rank=2):
+    """One `op` node over float graph inputs (name, shape) and int64 constants (name → list); outputs of `rank`."""
+    constants = constants or {}
+    names = [n for n, _ in inputs] + list(constants)
+    inits = [numpy_helper.from_array(np.array(v, dtype=np.int64), n) for n, v in constants.items()]
+    outs = [f"y{i}" for i in range(outputs)]
+    save(model_of([helper.make_node(op, names, outs, **(attrs or {}))],
+                  [vi(n, TensorProto.FLOAT, list(shape)) for n, shape in inputs],
+                  [vi(o, TensorProto.FLOAT, sym(rank)) for o in outs], inits, check=False), path)
+
+
+def range_model(path, limit):
+    inits = [numpy_helper.from_array(np.array(v, dtype=np.int64), n) for n, v in [("s", 0), ("l", limit), ("d", 1)]]
+    save(model_of([helper.make_node("Range", ["s", "l", "d"], ["y"])], [], [vi("y", TensorProto.INT64, sym(1))],
+                  inits, check=False), path)
+
+
+def resize_model(path, scale):
+    inits = [numpy_helper.from_array(np.array([], np.float32), "roi"),
+             numpy_helper.from_array(np.array([1, 1, scale, scale], np.float32), "scales")]
+    save(model_of([helper.make_node("Resize", ["x", "roi", "scales"], ["y"])], [vi("x", TensorProto.FLOAT, [1, 1, 4, 4])],
+                  [vi("y", TensorProto.FLOAT, sym(4))], inits, check=False), path)
 
 
 def constant_short_data_model(path):
@@ -227,6 +275,28 @@ FILES = {
     "gemm_bias.onnx": gemm_bias_model,
     "transpose_conv.onnx": transpose_conv_model,
     "cos_big.onnx": lambda p: constant_of_shape_model(p, 750_000_000),
+    # One hostile attribute or constant operand per family of shape rules (ir/shape_rules.cpp).
+    "add_no_broadcast.onnx": lambda p: one_node_model(p, "Add", [("a", [2, 3]), ("b", [4])]),
+    "reduce_axis_out.onnx": lambda p: one_node_model(p, "ReduceMax", [("x", [2, 3])], attrs={"axes": [5]}),
+    "conv_dilation_zero.onnx": lambda p: conv_attr_model(p, dilations=[0, 1]),
+    "conv_group_zero.onnx": lambda p: conv_attr_model(p, group=0),
+    "pool_kernel_huge.onnx": lambda p: one_node_model(p, "MaxPool", [("x", [1, 1, 4, 4])],
+                                                      attrs={"kernel_shape": [1, 2**40]}, rank=4),
+    "conv_transpose_stride_zero.onnx": lambda p: conv_attr_model(p, op="ConvTranspose", strides=[0, 1]),
+    "matmul_inner.onnx": lambda p: one_node_model(p, "MatMul", [("a", [2, 3]), ("b", [4, 5])]),
+    "reshape_two_minus_one.onnx": lambda p: one_node_model(p, "Reshape", [("x", [2, 3])], {"s": [-1, -1]}),
+    "reshape_dynamic.onnx": lambda p: reshape_dynamic_model(p),
+    "unsqueeze_twice.onnx": lambda p: one_node_model(p, "Unsqueeze", [("x", [3])], {"a": [0, 0]}, rank=3),
+    "concat_axis_out.onnx": lambda p: one_node_model(p, "Concat", [("a", [2, 3]), ("b", [2, 3])], attrs={"axis": 7}),
+    "split_parts.onnx": lambda p: one_node_model(p, "Split", [("x", [2, 6])], {"sp": [1, 2]}, {"axis": 1}, outputs=2),
+    "gather_axis_out.onnx": lambda p: gather_model(p),
+    "topk_k_huge.onnx": lambda p: one_node_model(p, "TopK", [("x", [2, 5])], {"k": [2**62]}, outputs=2),
+    "transpose_perm_repeat.onnx": lambda p: one_node_model(p, "Transpose", [("x", [2, 3])], attrs={"perm": [1, 1]}),
+    "pad_huge.onnx": lambda p: one_node_model(p, "Pad", [("x", [2, 2])], {"pads": [0, 2**40, 0, 0]}),
+    "resize_scale_nan.onnx": lambda p: resize_model(p, float("nan")),
+    "tile_overflow.onnx": lambda p: one_node_model(p, "Tile", [("x", [2, 3])], {"r": [2**62, 2**62]}),
+    "expand_negative.onnx": lambda p: one_node_model(p, "Expand", [("x", [3])], {"s": [-2]}, rank=1),
+    "range_huge.onnx": lambda p: range_model(p, 2**60),
     "constant_short.onnx": constant_short_data_model,
     "bad_utf8.onnx": lambda p: named_model(p, b"y\xff\xfe"),
     "escape.onnx": lambda p: named_model(p, b"y\x1b[31mred\x1b]0;title\x07"),
@@ -336,6 +406,46 @@ CASES = [
     C("plan_pool_stride_zero", ["plan", "pool_stride0.onnx"], 2, ["pool_stride0.onnx"], message="strides\\[0\\] is 0"),
     C("plan_transpose_perm_short", ["plan", "transpose_conv.onnx"], 2, ["transpose_conv.onnx"],
       message="perm has 3 values for an input of rank 4"),
+    # 6b. the op table's shape rules on hostile attributes and constant operands, one per family
+    C("plan_add_no_broadcast", ["plan", "add_no_broadcast.onnx"], 2, ["add_no_broadcast.onnx"],
+      message="node Add #0: operands \\[2,3\\] and \\[4\\] do not broadcast"),
+    C("plan_reduce_axis_out", ["plan", "reduce_axis_out.onnx"], 2, ["reduce_axis_out.onnx"],
+      message="node ReduceMax #0: axes 5 is out of range for rank 2"),
+    C("plan_conv_dilation_zero", ["plan", "conv_dilation_zero.onnx"], 2, ["conv_dilation_zero.onnx"],
+      message="node Conv #0: dilations\\[0\\] is 0"),
+    C("plan_conv_group_zero", ["plan", "conv_group_zero.onnx"], 2, ["conv_group_zero.onnx"],
+      message="node Conv #0: group is 0"),
+    C("plan_pool_kernel_huge", ["plan", "pool_kernel_huge.onnx"], 2, ["pool_kernel_huge.onnx"],
+      message="node MaxPool #0: kernel_shape\\[1\\] is 1099511627776"),
+    C("plan_conv_transpose_stride_zero", ["plan", "conv_transpose_stride_zero.onnx"], 2,
+      ["conv_transpose_stride_zero.onnx"], message="node ConvTranspose #0: strides\\[0\\] is 0"),
+    C("plan_matmul_inner", ["plan", "matmul_inner.onnx"], 2, ["matmul_inner.onnx"],
+      message="node MatMul #0: inner extents differ"),
+    C("plan_reshape_two_minus_one", ["plan", "reshape_two_minus_one.onnx"], 2, ["reshape_two_minus_one.onnx"],
+      message="node Reshape #0: shape has more than one -1"),
+    C("plan_reshape_dynamic", ["plan", "reshape_dynamic.onnx"], 2, ["reshape_dynamic.onnx"],
+      message="node Reshape #0: input 'shape' is not a constant"),
+    C("plan_unsqueeze_twice", ["plan", "unsqueeze_twice.onnx"], 2, ["unsqueeze_twice.onnx"],
+      message="node Unsqueeze #0: axes names axis 0 twice"),
+    C("plan_concat_axis_out", ["plan", "concat_axis_out.onnx"], 2, ["concat_axis_out.onnx"],
+      message="node Concat #0: axis 7 is out of range"),
+    C("plan_split_parts", ["plan", "split_parts.onnx"], 2, ["split_parts.onnx"],
+      message="node Split #0: split parts add up to 3"),
+    C("plan_gather_axis_out", ["plan", "gather_axis_out.onnx"], 2, ["gather_axis_out.onnx"],
+      message="node Gather #0: axis 9 is out of range"),
+    C("plan_topk_k_huge", ["plan", "topk_k_huge.onnx"], 2, ["topk_k_huge.onnx"],
+      message="node TopK #0: k 4611686018427387904 is out of range"),
+    C("plan_transpose_perm_repeat", ["plan", "transpose_perm_repeat.onnx"], 2, ["transpose_perm_repeat.onnx"],
+      message="node Transpose #0: perm is not a permutation"),
+    C("plan_pad_huge", ["plan", "pad_huge.onnx"], 2, ["pad_huge.onnx"],
+      message="node Pad #0: pads value 1099511627776 is out of range"),
+    C("plan_resize_scale_nan", ["plan", "resize_scale_nan.onnx"], 2, ["resize_scale_nan.onnx"],
+      message="node Resize #0: scales\\[2\\] is nan"),
+    C("plan_tile_overflow", ["plan", "tile_overflow.onnx"], 2, ["tile_overflow.onnx"], message="node Tile #0"),
+    C("plan_expand_negative", ["plan", "expand_negative.onnx"], 2, ["expand_negative.onnx"],
+      message="node Expand #0: shape has a negative extent -2"),
+    C("plan_range_huge", ["plan", "range_huge.onnx"], 2, ["range_huge.onnx"],
+      message="node Range #0: .*more than the import bound"),
     # 7. unbounded reads and allocations
     C("run_input_dev_zero", ["run", "m.onnx", "--input", "x=zero.npy"], 2, ["m.onnx"], ["zero.npy"],
       message="character device"),

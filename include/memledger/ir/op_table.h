@@ -1,10 +1,10 @@
 // The op table (DESIGN.md §2): one record per operator holding every fact about it that is
-// not computing it — how its axes relate (axis roles), which inputs broadcast, whether its
-// output may be written over an input (in place) or *is* an input's bytes (alias), the
-// workspace its kernel declares, the simulator's tile model, its window geometry. plan/,
-// sim/, passes/, lint/ and onnx/ read these records and keep no operator lists of their
-// own; exec/ attaches a run function to a record. An operator the table does not know can
-// still be planned when the device profile declares its rules ([ops.NAME]).
+// not computing it — its shape rule (output types from input types, attributes and
+// constant inputs, with the attribute checks; ir/shape_rule.h), how its axes relate (axis roles), which inputs
+// broadcast, whether its output may be written over an input (in place) or *is* an input's bytes (alias), the workspace
+// its kernel declares, the simulator's tile model, its window geometry. plan/, sim/, passes/, lint/ and onnx/ read
+// these records and keep no operator lists of their own; exec/ attaches a run function to a record. An operator the
+// table does not know can still be planned when the device profile declares its rules ([ops.NAME]).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,7 @@
 
 #include "memledger/device/profile.h"
 #include "memledger/ir/graph.h"
+#include "memledger/ir/shape_rule.h"
 
 namespace memledger {
 
@@ -70,6 +71,10 @@ struct OpRecord {
   std::string_view domain;  // "" for ONNX's default domain, "memledger" for ours
   std::string_view name;
   int since_version = 1;  // the first opset whose definition this record describes
+
+  // Shapes (ir/shape_rules.cpp, by family). Null: the importer asks libonnx's inference.
+  ShapeRule shape = nullptr;
+  ValueRule value = nullptr;  // evaluation on small integer constants (shape computations)
 
   // Axes.
   RoleRule roles = RoleRule::kNone;

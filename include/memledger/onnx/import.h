@@ -1,6 +1,8 @@
-// Reads an ONNX model into the graph IR (DESIGN.md §2). libonnx's checker and strict
-// shape inference run first; then every value must have a static shape, and axis roles
-// are stated from operator semantics (ir/axis_roles.h). Everything the file claims is
+// Reads an ONNX model into the graph IR (DESIGN.md §2). libonnx's checker runs first; then
+// node by node, in topological order, the op table's shape rules give every output's type
+// (libonnx's inference only for operators the table has no rule for), value rules turn
+// shape computations on constants into constants, every value must have a static shape,
+// and axis roles are stated from operator semantics (ir/axis_roles.h). Everything the file claims is
 // checked against the bytes actually present before anything is allocated from it.
 #pragma once
 
@@ -8,6 +10,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "memledger/core/shape.h"
 #include "memledger/ir/graph.h"
@@ -43,6 +46,19 @@ Graph import_onnx_bytes(std::string_view bytes, const ImportOptions& options = {
 // Parses `NAME=1x3x224x224` (extents > 0) into options.input_shapes; an Error naming the
 // text when it is malformed or names an input twice.
 void add_input_shape(ImportOptions& options, const std::string& text);
+
+// The op table's shapes against libonnx's inference, value by value: the model is
+// imported, the nodes the import made constants become Constant nodes, libonnx's strict
+// shape inference runs over the whole result, and every node output for which libonnx
+// states a static type is compared with the imported graph's. For tests and benches; a
+// model the importer refuses is an Error as for import_onnx_file.
+struct ShapeCrossCheck {
+  int compared = 0;                        // node outputs with a static type from both
+  int libonnx_unknown = 0;                 // node outputs libonnx gives no static type
+  std::vector<std::string> disagreements;  // "value 'y' of Conv 'c': table float32[1,2], libonnx float32[1,3]"
+  std::string libonnx_error;               // libonnx's inference refused the model (nothing compared)
+};
+ShapeCrossCheck cross_check_shapes(const std::string& path, const ImportOptions& options = {});
 
 // True when ONNX defines `node`'s operator at `opset` (default domain) or it is one of
 // memledger's own operators. Anything else imports but cannot run (custom domains).
