@@ -34,7 +34,13 @@ struct TimelineStep {
   // live_bytes by the category of the buffer that owns the storage (an in-place output's
   // bytes are its root's); categories with no bytes live are left out.
   std::map<BufferCategory, int64_t> live_by_category;
-  std::vector<int> live_buffers;  // buffer indices in the arena live at this step, largest first
+  // The arena's buffers by change, so the timeline stays linear in size (a step does not
+  // list all that is live: 20,000 graph outputs would make that 2·10^8 entries). The live
+  // set of step s is every `starts` of steps ≤ s less every `ends` of steps < s;
+  // live_buffers_at() gives it for one step.
+  int live_count = 0;       // arena buffers live at this step
+  std::vector<int> starts;  // buffer indices whose first step this is, largest first
+  std::vector<int> ends;    // buffer indices whose last step this is, largest first
 };
 
 struct Ledger {
@@ -57,5 +63,8 @@ struct Ledger {
 };
 
 Ledger make_ledger(const Graph& graph, const Liveness& liveness);
+
+// The arena's buffers live at `step`, largest first (ties in buffer order): O(buffers).
+std::vector<int> live_buffers_at(const Liveness& liveness, int step);
 
 }  // namespace memledger
