@@ -126,16 +126,4 @@ Ledger make_ledger(const Graph& graph, const Liveness& live) {
   return ledger;
 }
 
-std::vector<int> live_buffers_at(const Liveness& live, int step) {
-  std::vector<int> found;
-  for (size_t i = 0; i < live.buffers.size(); ++i) {
-    const LiveBuffer& b = live.buffers[i];
-    if (!b.external && b.first_step <= step && step <= b.last_step) found.push_back(static_cast<int>(i));
-  }
-  std::stable_sort(found.begin(), found.end(), [&](int a, int b) {
-    return live.buffers[static_cast<size_t>(a)].physical_bytes > live.buffers[static_cast<size_t>(b)].physical_bytes;
-  });
-  return found;
-}
-
 }  // namespace memledger

@@ -10,6 +10,7 @@
 // figure, which counts the inputs exactly when they are in the arena.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -65,6 +66,18 @@ struct Ledger {
 Ledger make_ledger(const Graph& graph, const Liveness& liveness);
 
 // The arena's buffers live at `step`, largest first (ties in buffer order): O(buffers).
-std::vector<int> live_buffers_at(const Liveness& liveness, int step);
+// Inline: diff reads it with no other part of plan/ linked (the fuzz target's build).
+inline std::vector<int> live_buffers_at(const Liveness& liveness, int step) {
+  std::vector<int> found;
+  for (size_t i = 0; i < liveness.buffers.size(); ++i) {
+    const LiveBuffer& b = liveness.buffers[i];
+    if (!b.external && b.first_step <= step && step <= b.last_step) found.push_back(static_cast<int>(i));
+  }
+  std::stable_sort(found.begin(), found.end(), [&](int a, int b) {
+    return liveness.buffers[static_cast<size_t>(a)].physical_bytes >
+           liveness.buffers[static_cast<size_t>(b)].physical_bytes;
+  });
+  return found;
+}
 
 }  // namespace memledger
