@@ -15,6 +15,7 @@
 #include "memledger/core/checked.h"
 #include "memledger/core/error.h"
 #include "memledger/core/input_file.h"
+#include "memledger/core/text.h"
 #include "memledger/ir/affine.h"
 #include "memledger/ir/axis_roles.h"
 #include "memledger/ir/op_table.h"
@@ -319,6 +320,16 @@ Graph build_graph(ModelProto& model, const ImportOptions& options, const std::st
   for (const auto& init : gp.initializer()) {
     onnx_io::check_tensor_proto(init, "initializer '" + init.name() + "'");
     constants.insert(init.name());
+  }
+  // Tensor attributes (Constant's value, ConstantOfShape's) are checked the same way before
+  // libonnx reads them: a Constant [43] holding one int64 made its inference of a following
+  // ConstantOfShape → Expand allocate a rank of 4·10^9 (a fuzzer finding).
+  for (const auto& node : gp.node()) {
+    const std::string& name = node.name().empty() && node.output_size() > 0 ? node.output(0) : node.name();
+    for (const auto& a : node.attribute())
+      if (a.type() == onnx::AttributeProto::TENSOR)
+        onnx_io::check_tensor_proto(
+            a.t(), fmt::format("node '{}' ({}) attribute '{}'", escape_for_terminal(name), node.op_type(), a.name()));
   }
 
   // Roles the file states (dimension denotations on its inputs, outputs and value_info),

@@ -146,6 +146,17 @@ def constant_of_shape_model(path, extent):
                   [shape], check=False), path)
 
 
+def constant_short_data_model(path):
+    # The long fuzz run's finding: a Constant declared [43] holding one int64 (4294967295)
+    # feeding ConstantOfShape → Expand; libonnx's inference allocated a rank of 4·10^9.
+    shape = numpy_helper.from_array(np.array([2**32 - 1], np.int64), "s")
+    shape.dims[:] = [43]  # onnx's helper refuses to write it; the file may hold it anyway
+    nodes = [helper.make_node("Constant", [], ["c"], value=shape),
+             helper.make_node("ConstantOfShape", ["c"], ["k"], value=numpy_helper.from_array(np.array([1], np.int64))),
+             helper.make_node("Expand", ["x", "k"], ["y"])]
+    save(model_of(nodes, [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, ["n"])], check=False), path)
+
+
 def named_model(path, name):
     # A value name from the file that is not text: raw bytes go into the protobuf string.
     model = model_of([helper.make_node("Relu", ["x"], ["y"])], [vi("x", TensorProto.FLOAT, [2])],
@@ -226,6 +237,7 @@ FILES = {
     "gemm_bias.onnx": gemm_bias_model,
     "transpose_conv.onnx": transpose_conv_model,
     "cos_big.onnx": lambda p: constant_of_shape_model(p, 750_000_000),
+    "constant_short.onnx": constant_short_data_model,
     "bad_utf8.onnx": lambda p: named_model(p, b"y\xff\xfe"),
     "escape.onnx": lambda p: named_model(p, b"y\x1b[31mred\x1b]0;title\x07"),
     "chain.onnx": lambda p: relu_chain(p, 100_000),
@@ -356,6 +368,7 @@ CASES = [
       message="more than the bound"),
     C("plan_constant_of_shape_huge", ["plan", "cos_big.onnx"], 2, ["cos_big.onnx"], message="ConstantOfShape"),
     C("run_constant_of_shape_huge", ["run", "cos_big.onnx"], 2, ["cos_big.onnx"], message="ConstantOfShape"),
+    C("plan_constant_data_short", ["plan", "constant_short.onnx"], 2, ["constant_short.onnx"], message="Constant"),
     C("optimize_constant_of_shape_huge", ["optimize", "cos_big.onnx", "-o", "o.onnx"], 2, ["cos_big.onnx"]),
     C("run_input_805m_elements", ["run", "big_input.onnx"], 2, ["big_input.onnx"], message="--max-memory"),
     C("optimize_input_805m_elements", ["optimize", "big_input.onnx", "-o", "o.onnx"], 2, ["big_input.onnx"],
