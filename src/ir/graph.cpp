@@ -75,17 +75,16 @@ NodeId Graph::add_node(Node node) {
     if (in.valid()) at(in);  // an input that is no value of this graph is an internal error
   for (ValueId out : node.outputs) value(out).producer = id;
   nodes_.push_back(std::move(node));
+  // Keys only increase along the order (erasing leaves gaps), so one past the last will do.
+  position_.push_back(order_.empty() ? 0 : position_[static_cast<size_t>(order_.back().index)] + 1);
   order_.push_back(id);
-  position_.push_back(static_cast<int32_t>(order_.size() - 1));
   link(id);
   return id;
 }
 
 NodeId Graph::insert_node_before(NodeId position, Node node) {
-  ML_CHECK(position.valid() && static_cast<size_t>(position.index) < nodes_.size() &&
-               position_[static_cast<size_t>(position.index)] >= 0,
-           "insert before a node that is not in the order");
-  const size_t at_index = static_cast<size_t>(position_[static_cast<size_t>(position.index)]);
+  ML_CHECK(is_live(position), "insert before a node that is not in the order");
+  const size_t at_index = index_in_order(position);
   ML_CHECK(nodes_.size() < static_cast<size_t>(INT32_MAX), "too many nodes");
   const NodeId id{static_cast<int32_t>(nodes_.size())};
   for (ValueId in : node.inputs)
@@ -94,19 +93,16 @@ NodeId Graph::insert_node_before(NodeId position, Node node) {
   nodes_.push_back(std::move(node));
   order_.insert(order_.begin() + static_cast<std::ptrdiff_t>(at_index), id);
   position_.push_back(-1);
-  renumber_from(at_index);  // positions only shift: every readers list stays sorted
+  renumber();  // relative order kept: every readers list stays sorted
   link(id);
   return id;
 }
 
 void Graph::erase_node(NodeId id) {
-  ML_CHECK(id.valid() && static_cast<size_t>(id.index) < nodes_.size() && position_[static_cast<size_t>(id.index)] >= 0,
-           "erase of a node that is not in the order");
+  ML_CHECK(is_live(id), "erase of a node that is not in the order");
   unlink(id);
-  const size_t at_index = static_cast<size_t>(position_[static_cast<size_t>(id.index)]);
-  order_.erase(order_.begin() + static_cast<std::ptrdiff_t>(at_index));
-  position_[static_cast<size_t>(id.index)] = -1;
-  renumber_from(at_index);
+  order_.erase(order_.begin() + static_cast<std::ptrdiff_t>(index_in_order(id)));
+  position_[static_cast<size_t>(id.index)] = -1;  // the others keep their keys: no renumbering
   for (ValueId out : node(id).outputs)
     if (value(out).producer == id) value(out).producer = NodeId{};
 }
@@ -130,7 +126,7 @@ void Graph::set_order(std::vector<NodeId> order) {
     done[static_cast<size_t>(n.index)] = 1;
   }
   order_ = std::move(order);
-  renumber_from(0);
+  renumber();
   const auto earlier = [&](NodeId a, NodeId b) {
     return position_[static_cast<size_t>(a.index)] < position_[static_cast<size_t>(b.index)];
   };
@@ -262,9 +258,15 @@ void Graph::remove_reader(ValueId v, NodeId id) {
   if (it != readers.end() && *it == id) readers.erase(it);
 }
 
-void Graph::renumber_from(size_t first) {
-  for (size_t i = first; i < order_.size(); ++i)
-    position_[static_cast<size_t>(order_[i].index)] = static_cast<int32_t>(i);
+size_t Graph::index_in_order(NodeId id) const {
+  const int32_t key = position_[static_cast<size_t>(id.index)];
+  const auto it = std::lower_bound(order_.begin(), order_.end(), key,
+                                   [&](NodeId n, int32_t k) { return position_[static_cast<size_t>(n.index)] < k; });
+  return static_cast<size_t>(it - order_.begin());
+}
+
+void Graph::renumber() {
+  for (size_t i = 0; i < order_.size(); ++i) position_[static_cast<size_t>(order_[i].index)] = static_cast<int32_t>(i);
 }
 
 std::vector<ValueId> Graph::reachable_values() const {

@@ -174,6 +174,15 @@ def relu_chain(path, n):
     save(model_of(nodes, [vi("v0", TensorProto.FLOAT, [4])], [vi(f"v{n}", TensorProto.FLOAT, [4])], check=False), path)
 
 
+def identity_chain(path, n):
+    # n Identity nodes over a constant, folded away on load one after the other (front first).
+    c = numpy_helper.from_array(np.ones(4, np.float32), "c0")
+    nodes = [helper.make_node("Identity", [f"c{i}"], [f"c{i + 1}"]) for i in range(n)]
+    nodes.append(helper.make_node("Add", ["x", f"c{n}"], ["y"]))
+    save(model_of(nodes, [vi("x", TensorProto.FLOAT, [4])], [vi("y", TensorProto.FLOAT, [4])], [c], check=False),
+         path)
+
+
 def many_outputs(path, n):
     nodes = [helper.make_node("Relu", ["x"], [f"y{i}"]) for i in range(n)]
     save(model_of(nodes, [vi("x", TensorProto.FLOAT, [4])], [vi(f"y{i}", TensorProto.FLOAT, [4]) for i in range(n)],
@@ -242,6 +251,7 @@ FILES = {
     "escape.onnx": lambda p: named_model(p, b"y\x1b[31mred\x1b]0;title\x07"),
     "chain.onnx": lambda p: relu_chain(p, 100_000),
     "outputs.onnx": lambda p: many_outputs(p, 20_000),
+    "identity_chain.onnx": lambda p: identity_chain(p, 100_000),
     "ext.onnx": external_data_model,  # writes ext.bin beside it
     "ext_y.onnx": lambda p: external_data_model(p, "y.npy"),  # its weights are what run would write as y
     "ok.json": lambda p: report(p),
@@ -380,6 +390,7 @@ CASES = [
     C("run_arena_relu_chain_1e5", ["run", "chain.onnx", "--arena"], 0, ["chain.onnx"], seconds=30),
     C("optimize_relu_chain_1e5", ["optimize", "chain.onnx", "-o", "chain_out.onnx"], 0, ["chain.onnx"],
       new=["chain_out.onnx"], seconds=20),
+    C("plan_identity_chain_1e5", ["plan", "identity_chain.onnx", "--brief"], 0, ["identity_chain.onnx"], seconds=10),
     C("plan_20000_outputs_brief", ["plan", "outputs.onnx", "--brief"], 0, ["outputs.onnx"], seconds=60),
     C("plan_20000_outputs_json", ["plan", "outputs.onnx", "--brief", "--json", "o.json"], 0, ["outputs.onnx"],
       new=["o.json"], seconds=20),

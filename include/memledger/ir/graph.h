@@ -117,16 +117,20 @@ class Graph {
   void unlink(NodeId node);
   void add_reader(ValueId value, NodeId node);
   void remove_reader(ValueId value, NodeId node);
-  void renumber_from(size_t first);
+  // Where a live node stands in order_ (a binary search over the keys).
+  size_t index_in_order(NodeId node) const;
+  void renumber();  // keys 0, 1, 2... along the order
 
   std::vector<Value> values_;
   std::vector<Node> nodes_;
   std::vector<NodeId> order_;
   std::vector<ValueId> inputs_;
   std::vector<ValueId> outputs_;
-  // The index, kept in step by every edit: per value its live readers sorted by position
-  // in the order, whether it is a graph input, how often it is a graph output; per node
-  // its position in the order (-1 once erased).
+  // The index, kept in step by every edit: per value its live readers sorted by their
+  // place in the order, whether it is a graph input, how often it is a graph output; per
+  // node a key that increases along the order (-1 once erased). Erasing leaves a gap in
+  // the keys instead of renumbering, so erasing node after node stays linear; inserting
+  // and reordering (O(n) anyway) renumber.
   std::vector<std::vector<NodeId>> readers_;
   std::vector<char> input_flag_;
   std::vector<int32_t> output_uses_;
