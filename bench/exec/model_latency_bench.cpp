@@ -34,8 +34,8 @@
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/executor.h"
 #include "memledger/exec/planned_arena.h"
-#include "memledger/exec/tensor_file.h"
 #include "memledger/onnx/import.h"
+#include "memledger/onnx/tensor_file.h"
 
 namespace memledger {
 namespace {

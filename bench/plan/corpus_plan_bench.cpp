@@ -25,7 +25,7 @@
 #include "memledger/exec/interpreter.h"
 #include "memledger/onnx/import.h"
 #include "memledger/plan/memory_plan.h"
-#include "memledger/report/progress.h"
+#include "terminal/progress.h"
 
 namespace memledger {
 namespace {

@@ -46,8 +46,7 @@ bool compact_one(Graph& graph, ValueId id, const PassOptions& options, PassResul
       }
       replacement = expanded;
     }
-    for (ValueId& in : graph.node(user).inputs)
-      if (in == id) in = replacement;
+    graph.replace_uses_in(user, id, replacement);
     ++result.nodes_rewritten;
   }
   return true;

@@ -28,8 +28,7 @@ PassResult duplicate_constants(Graph& graph, const PassOptions&) {
     const auto [it, inserted] = first.emplace(key_of(*v.constant), id);
     if (inserted) continue;
     for (NodeId user : graph.consumers(id)) {
-      for (ValueId& in : graph.node(user).inputs)
-        if (in == id) in = it->second;
+      graph.replace_uses_in(user, id, it->second);
       ++result.nodes_rewritten;
     }
   }

@@ -51,15 +51,11 @@ bool fold(Graph& graph, NodeId bn_id) {
   const std::string base = conv.name.empty() ? "conv" : conv.name;
   const ValueId wv = graph.add_constant(graph.unique_name(base + "_w_folded"), std::move(w2));
   const ValueId bv = graph.add_constant(graph.unique_name(base + "_b_folded"), passes::float_tensor({m}, b2));
-  Node& c2 = graph.node(conv_id);
-  c2.inputs.resize(3);
-  c2.inputs[1] = wv;
-  c2.inputs[2] = bv;
+  graph.set_inputs(conv_id, {graph.node(conv_id).inputs[0], wv, bv});
   // The Conv now writes what the BatchNormalization wrote.
   const ValueId y = graph.node(bn_id).outputs[0];
   graph.erase_node(bn_id);
-  c2.outputs[0] = y;
-  graph.value(y).producer = conv_id;
+  graph.set_output(conv_id, 0, y);
   return true;
 }
 

@@ -34,8 +34,7 @@ PassResult lazy_expand(Graph& graph, const PassOptions&) {
     bool rewired = false;
     for (NodeId user : graph.consumers(expanded)) {
       if (!passes::broadcast_allows(graph, user, expanded, source_shape)) continue;
-      for (ValueId& in : graph.node(user).inputs)
-        if (in == expanded) in = source;
+      graph.replace_uses_in(user, expanded, source);
       rewired = true;
     }
     if (rewired) {

@@ -125,11 +125,10 @@ PassResult repeat_to_plain_conv(Graph& graph, const PassOptions&) {
       graph.insert_node_before(id, std::move(u));
       source = out;
     }
-    Node& grouped = graph.node(id);
     // Each group sees exactly the source, so its weights [M/g, C/g, k] apply to it as they
     // are: together they are the weights [M, C/g, k] of one ungrouped Conv.
-    grouped.inputs[0] = source;
-    grouped.attributes["group"] = int64_t{1};
+    graph.set_input(id, 0, source);
+    graph.attributes(id)["group"] = int64_t{1};
     ++result.nodes_rewritten;
     // The repeat and what fed only it go.
     NodeId p = producer_of(graph, repeated);

@@ -111,9 +111,7 @@ bool erase_if_unused(Graph& graph, NodeId node) {
 NodeId producer_of(const Graph& graph, ValueId id) {
   if (!id.valid()) return {};
   const NodeId p = graph.value(id).producer;
-  if (!p.valid()) return {};
-  const auto& order = graph.order();
-  return std::find(order.begin(), order.end(), p) != order.end() ? p : NodeId{};
+  return graph.is_live(p) ? p : NodeId{};
 }
 
 std::optional<std::vector<int64_t>> int_values(const Graph& graph, ValueId id) {

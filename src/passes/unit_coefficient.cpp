@@ -14,11 +14,6 @@ namespace {
 using passes::all_near;
 using passes::constant_of;
 
-bool is_live(const Graph& graph, NodeId id) {
-  const auto& order = graph.order();
-  return std::find(order.begin(), order.end(), id) != order.end();
-}
-
 // y = x when the node's output has x's type and shape.
 bool drop(Graph& graph, NodeId id, ValueId x) {
   const ValueId y = graph.node(id).outputs[0];
@@ -36,11 +31,9 @@ bool simplify_affine(Graph& graph, NodeId id, double tol) {
   if (scale == nullptr || !all_near(*scale, 1.0, tol)) return false;
   if (bias != nullptr && all_near(*bias, 0.0)) return drop(graph, id, n.inputs[0]);
   // A bias add: x + bias has x's shape (the Affine never grows x).
-  Node& m = graph.node(id);
-  m.op = "Add";
-  m.domain.clear();
-  m.attributes.clear();
-  m.inputs = {m.inputs[0], m.inputs[2]};
+  graph.set_inputs(id, {n.inputs[0], n.inputs[2]});
+  graph.set_op(id, "Add");
+  graph.attributes(id).clear();
   return true;
 }
 
@@ -141,7 +134,7 @@ PassResult unit_coefficient(Graph& graph, const PassOptions& options) {
   const double tol = options.approximate_tolerance > 0 ? options.approximate_tolerance : 0.0;
   const std::vector<NodeId> order = graph.order();
   for (NodeId id : order) {
-    if (!is_live(graph, id)) continue;
+    if (!graph.is_live(id)) continue;
     const bool changed = is_affine(graph.node(id)) ? simplify_affine(graph, id, tol)
                                                    : simplify_binary(graph, id, tol) || simplify_qdq(graph, id) ||
                                                          simplify_requantize_round_trip(graph, id);

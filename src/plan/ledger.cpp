@@ -71,12 +71,21 @@ Ledger make_ledger(const Graph& graph, const Liveness& live) {
   }
 
   const int steps = std::max(live.steps(), 1);
-  std::vector<std::vector<int>> live_at(static_cast<size_t>(steps));
+  std::vector<std::vector<int>> starts(static_cast<size_t>(steps)), ends(static_cast<size_t>(steps));
+  std::vector<int> live_count(static_cast<size_t>(steps) + 1, 0);  // a difference array first
   for (size_t i = 0; i < live.buffers.size(); ++i) {
-    if (live.buffers[i].external) continue;
-    for (int s = live.buffers[i].first_step; s <= live.buffers[i].last_step; ++s)
-      live_at[static_cast<size_t>(s)].push_back(static_cast<int>(i));
+    const LiveBuffer& b = live.buffers[i];
+    if (b.external || b.first_step < 0 || b.first_step > b.last_step) continue;
+    starts[static_cast<size_t>(b.first_step)].push_back(static_cast<int>(i));
+    ends[static_cast<size_t>(b.last_step)].push_back(static_cast<int>(i));
+    ++live_count[static_cast<size_t>(b.first_step)];
+    --live_count[static_cast<size_t>(b.last_step) + 1];
   }
+  const auto largest_first = [&](std::vector<int>& list) {
+    std::stable_sort(list.begin(), list.end(), [&](int a, int b) {
+      return live.buffers[static_cast<size_t>(a)].physical_bytes > live.buffers[static_cast<size_t>(b)].physical_bytes;
+    });
+  };
 
   const auto span = counted_spans(live, InputCount::kAsPlanned);
   const std::vector<int64_t> arena = live_per_step(live, span, [](const LiveBuffer&) { return true; });
@@ -89,10 +98,14 @@ Ledger make_ledger(const Graph& graph, const Liveness& live) {
       ledger.whole_program_by_category[b.category] += b.physical_bytes;
   }
 
+  int running = 0;
   for (int s = 0; s < steps; ++s) {
+    running += live_count[static_cast<size_t>(s)];
     TimelineStep step{.step = s,
                       .live_bytes = arena[static_cast<size_t>(s)],
-                      .live_buffers = std::move(live_at[static_cast<size_t>(s)])};
+                      .live_count = running,
+                      .starts = std::move(starts[static_cast<size_t>(s)]),
+                      .ends = std::move(ends[static_cast<size_t>(s)])};
     for (const auto& [category, per_step] : by_category)
       if (per_step[static_cast<size_t>(s)] > 0) step.live_by_category[category] = per_step[static_cast<size_t>(s)];
     if (s < live.steps()) {
@@ -100,9 +113,8 @@ Ledger make_ledger(const Graph& graph, const Liveness& live) {
       const Node& node = graph.node(step.node);
       step.node_name = node.name.empty() ? node.op : node.name;
     }
-    std::stable_sort(step.live_buffers.begin(), step.live_buffers.end(), [&](int a, int b) {
-      return live.buffers[static_cast<size_t>(a)].physical_bytes > live.buffers[static_cast<size_t>(b)].physical_bytes;
-    });
+    largest_first(step.starts);
+    largest_first(step.ends);
     if (step.live_bytes > ledger.peak_live_bytes) {
       ledger.peak_live_bytes = step.live_bytes;
       ledger.peak_step = s;

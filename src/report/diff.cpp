@@ -82,17 +82,23 @@ Split split_report(const std::string& text, const std::string& name) {
   s.peak.figure = field(ledger, "peak_live_bytes", name + " ledger");
 
   std::set<std::string> at_peak;
-  if (r.contains("timeline") && r["timeline"].is_array()) {
+  const auto add_names = [&](const json& list, const std::string& where) {
+    for (const json& b : list) {
+      if (!b.is_string()) fail("{}: holds {}, not a buffer name", where, b.type_name());
+      at_peak.insert(b.get<std::string>());
+    }
+  };
+  if (ledger.contains("live_at_peak")) {  // schema 2
+    if (!ledger["live_at_peak"].is_array()) fail("{} ledger: 'live_at_peak' is not a list", name);
+    add_names(ledger["live_at_peak"], name + " ledger: 'live_at_peak'");
+  } else if (r.contains("timeline") && r["timeline"].is_array()) {  // schema 1: each step lists its live buffers
     int64_t best = -1;
     for (const json& step : r["timeline"]) {
       const int64_t live = field(step, "live_bytes", name + " timeline");
       if (live > best && step.contains("live") && step["live"].is_array()) {
         best = live;
         at_peak.clear();
-        for (const json& b : step["live"]) {
-          if (!b.is_string()) fail("{} timeline: 'live' holds {}, not a buffer name", name, b.type_name());
-          at_peak.insert(b.get<std::string>());
-        }
+        add_names(step["live"], name + " timeline: 'live'");
       }
     }
   }
@@ -114,14 +120,12 @@ Split split_plan(const MemoryPlan& plan, const std::string& name) {
   s.logical.figure = plan.ledger.logical_bytes;
   s.physical.figure = plan.ledger.physical_bytes;
   s.peak.figure = plan.ledger.peak_live_bytes;
-  // The first step of the largest live bytes, as split_report finds it in the timeline.
+  // The first step of the largest live bytes, as the report's live_at_peak has it.
   std::set<int> at_peak;
-  int64_t best = -1;
-  for (const auto& step : plan.ledger.timeline)
-    if (step.live_bytes > best) {
-      best = step.live_bytes;
-      at_peak = std::set<int>(step.live_buffers.begin(), step.live_buffers.end());
-    }
+  if (!plan.ledger.timeline.empty()) {
+    const std::vector<int> live = live_buffers_at(plan.liveness, plan.ledger.peak_step);
+    at_peak.insert(live.begin(), live.end());
+  }
   for (size_t i = 0; i < plan.liveness.buffers.size(); ++i) {
     const LiveBuffer& b = plan.liveness.buffers[i];
     count_buffer(s, b.logical_bytes, b.physical_bytes, b.category == BufferCategory::kConstant, !b.alias_of,

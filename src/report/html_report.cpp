@@ -175,11 +175,11 @@ std::string contributors_table(const MemoryPlan& plan, int count) {
       "<p class=\"note\">At step {} (<code>{}</code>), {} is live in {} buffers; the largest:</p>\n"
       "<table class=\"contributors\"><thead><tr><th>buffer</th><th>category</th><th class=\"num\">physical</th>"
       "<th class=\"num\">share</th><th class=\"bar-col\"></th><th class=\"num\">steps</th></tr></thead><tbody>\n",
-      step.step, escape(step.node_name), human_bytes(step.live_bytes), step.live_buffers.size());
+      step.step, escape(step.node_name), human_bytes(step.live_bytes), step.live_count);
   int shown = 0;
   int64_t rest = 0;
   int rest_count = 0;
-  for (int index : step.live_buffers) {
+  for (int index : live_buffers_at(plan.liveness, step.step)) {
     const LiveBuffer& b = plan.liveness.buffers[static_cast<size_t>(index)];
     if (b.alias_of) continue;
     if (shown == count) {

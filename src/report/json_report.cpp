@@ -37,13 +37,22 @@ std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const D
     buffers.push_back(std::move(entry));
   }
 
+  const auto names = [&](const std::vector<int>& indices) {
+    json list = json::array();
+    for (int b : indices) list.push_back(plan.liveness.buffers[static_cast<size_t>(b)].name);
+    return list;
+  };
+  // Per step what changes, not all that is live: linear in the model (schema 2).
   json timeline = json::array();
-  for (const auto& step : plan.ledger.timeline) {
-    json live = json::array();
-    for (int b : step.live_buffers) live.push_back(plan.liveness.buffers[static_cast<size_t>(b)].name);
-    timeline.push_back(
-        {{"step", step.step}, {"node", step.node_name}, {"live_bytes", step.live_bytes}, {"live", live}});
-  }
+  for (const auto& step : plan.ledger.timeline)
+    timeline.push_back({{"step", step.step},
+                        {"node", step.node_name},
+                        {"live_bytes", step.live_bytes},
+                        {"live_count", step.live_count},
+                        {"starts", names(step.starts)},
+                        {"ends", names(step.ends)}});
+  const json live_at_peak =
+      plan.ledger.timeline.empty() ? json::array() : names(live_buffers_at(plan.liveness, plan.ledger.peak_step));
 
   json schedule = {
       {"order",
@@ -79,6 +88,7 @@ std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const D
                    {"peak_live_with_inputs_bytes", plan.ledger.peak_live_with_inputs_bytes},
                    {"peak_live_without_inputs_bytes", plan.ledger.peak_live_without_inputs_bytes},
                    {"peak_step", plan.ledger.peak_step},
+                   {"live_at_peak", live_at_peak},
                    {"by_category", by_category}}},
                  {"plan",
                   {{"algorithm", plan.algorithm},

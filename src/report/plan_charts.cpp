@@ -216,7 +216,7 @@ std::string live_svg(const ReportSubject& s, std::string_view id, int64_t ymax, 
   for (size_t step = 0; step < ledger.timeline.size(); ++step) {
     const TimelineStep& t = ledger.timeline[step];
     std::string tip = fmt::format("step {} · {}\nlive {} ({}), {} buffers", t.step, t.node_name,
-                                  human_bytes(t.live_bytes), exact_bytes(t.live_bytes), t.live_buffers.size());
+                                  human_bytes(t.live_bytes), exact_bytes(t.live_bytes), t.live_count);
     std::string segments;
     int64_t base = 0;
     // The whole-program storage at the bottom, then what comes and goes.

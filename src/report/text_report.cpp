@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "memledger/report/units.h"
 #include "names.h"
@@ -96,22 +97,30 @@ std::string timeline_text(const MemoryPlan& plan, int max_rows) {
           s < keep || s >= static_cast<int>(steps.size()) - keep || std::abs(s - peak) < keep / 2 + 1;
   }
   std::string out = fmt::format("  {:>5}  {:<24} {:>12}  {}\n", "step", "node", "live", "live buffers");
+  // The live set swept through the steps from the timeline's starts and ends, largest
+  // first (ties in buffer order): O((buffers + rows) log buffers), not steps × live.
+  const auto& buffers = plan.liveness.buffers;
+  std::set<std::pair<int64_t, int>> live;  // (−physical bytes, index)
+  const auto key = [&](int b) { return std::pair{-buffers[static_cast<size_t>(b)].physical_bytes, b}; };
   bool skipped = false;
   for (size_t s = 0; s < steps.size(); ++s) {
+    const auto& step = steps[s];
+    if (s > 0)
+      for (int b : steps[s - 1].ends) live.erase(key(b));
+    for (int b : step.starts) live.insert(key(b));
     if (!show[s]) {
       if (!skipped) out += "  ...\n";
       skipped = true;
       continue;
     }
     skipped = false;
-    const auto& step = steps[s];
     std::vector<std::string> names;
-    for (int b : step.live_buffers) {
-      const auto& buffer = plan.liveness.buffers[static_cast<size_t>(b)];
+    for (const auto& [bytes, b] : live) {
+      const auto& buffer = buffers[static_cast<size_t>(b)];
       names.push_back(buffer.alias_of ? shorten(buffer.name, 24) + "→" + shorten(alias_name(plan, buffer), 24)
                                       : shorten(buffer.name, 24));
-      if (names.size() == 6 && step.live_buffers.size() > 6) {
-        names.push_back(fmt::format("+{}", step.live_buffers.size() - 6));
+      if (names.size() == 6 && live.size() > 6) {
+        names.push_back(fmt::format("+{}", live.size() - 6));
         break;
       }
     }
@@ -127,11 +136,11 @@ std::string peak_contributors(const MemoryPlan& plan, int count) {
   if (plan.ledger.timeline.empty()) return "";
   const auto& step = plan.ledger.timeline[static_cast<size_t>(plan.ledger.peak_step)];
   std::string out = fmt::format("  at step {} ({}), {} live in {} buffers:\n", step.step, step.node_name,
-                                human_bytes(step.live_bytes), step.live_buffers.size());
+                                human_bytes(step.live_bytes), step.live_count);
   int shown = 0;
   int64_t rest = 0;
   int rest_count = 0;
-  for (int b : step.live_buffers) {
+  for (int b : live_buffers_at(plan.liveness, step.step)) {
     const auto& buffer = plan.liveness.buffers[static_cast<size_t>(b)];
     if (buffer.alias_of) continue;
     if (shown == count) {

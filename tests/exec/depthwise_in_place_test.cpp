@@ -177,7 +177,7 @@ TEST(DepthwiseInPlace, NotInPlaceWhenPlanesGrowOrTheInputIsReadLater) {
   const ValueId y = bypass.outputs()[0];
   const ValueId sum = bypass.add_value({.name = "sum", .shape = kCases[0].x});
   bypass.add_node({.name = "residual", .op = "Add", .inputs = {y, r}, .outputs = {sum}});
-  bypass.outputs() = {sum};
+  bypass.set_graph_outputs({sum});
   const MemoryPlan bypass_plan = plan_memory(bypass, builtin_profile("host"));
   for (const LiveBuffer& b : bypass_plan.liveness.buffers) {
     if (b.name == "d") {

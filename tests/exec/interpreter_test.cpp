@@ -249,7 +249,7 @@ TEST(Interpreter, RefusesBadInputsByName) {
   EXPECT_THROW(run_graph(g, extra), Error);
 
   Graph bad = small_network(AffineRule::kCurrent);
-  bad.node(NodeId{1}).op = "Frobnicate";
+  bad.set_op(NodeId{1}, "Frobnicate", bad.node(NodeId{1}).domain);
   try {
     run_graph(bad, std::vector<Tensor>{filled({1, 4, 6, 6}, 0, 1)});
     FAIL();

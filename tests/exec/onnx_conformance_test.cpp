@@ -17,8 +17,8 @@
 #include "memledger/exec/compare.h"
 #include "memledger/exec/executor.h"
 #include "memledger/exec/interpreter.h"
-#include "memledger/exec/tensor_file.h"
 #include "memledger/onnx/import.h"
+#include "memledger/onnx/tensor_file.h"
 
 namespace memledger {
 namespace {

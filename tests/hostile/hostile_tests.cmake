@@ -20,7 +20,8 @@ foreach(case IN LISTS hostile_cases hostile_pending)
   add_test(NAME hostile.${case}
            COMMAND ${MEMLEDGER_HOSTILE_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/hostile.py --program $<TARGET_FILE:memledger_cli>
                    --work ${CMAKE_CURRENT_BINARY_DIR}/hostile --case ${case} ${hostile_flags})
-  set_tests_properties(hostile.${case} PROPERTIES TIMEOUT 180)
+  # hostile.py bounds CPU time; its wall-time backstop (12x) stays inside this timeout.
+  set_tests_properties(hostile.${case} PROPERTIES TIMEOUT 1800)
 endforeach()
 # Not passing yet: the fix belongs to another part (hostile.py says which); they fail today
 # and turn red once fixed, so the pending mark is removed then.

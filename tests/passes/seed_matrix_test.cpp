@@ -33,13 +33,13 @@ struct Case {
 // The same graph with every Affine on the current kernel rule (no workspace).
 Graph with_current_rule(Graph g) {
   for (NodeId id : g.order())
-    if (is_affine(g.node(id))) g.node(id).attributes["rule"] = std::string(to_string(AffineRule::kCurrent));
+    if (is_affine(g.node(id))) g.attributes(id)["rule"] = std::string(to_string(AffineRule::kCurrent));
   return g;
 }
 
 Graph with_historical_rule(Graph g) {
   for (NodeId id : g.order())
-    if (is_affine(g.node(id))) g.node(id).attributes["rule"] = std::string(to_string(AffineRule::kHistorical));
+    if (is_affine(g.node(id))) g.attributes(id)["rule"] = std::string(to_string(AffineRule::kHistorical));
   return g;
 }
 

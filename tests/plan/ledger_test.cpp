@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "hand_graphs.h"
 #include "memledger/device/profile.h"
 
@@ -63,10 +65,14 @@ TEST(Ledger, TimelineByStepAndCategory) {
   EXPECT_EQ(l.timeline[0].live_by_category, (Bytes{{kInput, 256}, {kConstant, 64}, {kActivation, 256}}));
   EXPECT_EQ(l.timeline[3].live_by_category, (Bytes{{kConstant, 64}, {kActivation, 256}}));
   EXPECT_EQ(l.whole_program_by_category, (Bytes{{kConstant, 64}, {kActivation, 256}}));
-  // Buffers by their own steps, largest first (ties in buffer order): x, a, shape at 0;
-  // c, y, shape at 3.
-  EXPECT_EQ(l.timeline[0].live_buffers, (std::vector<int>{0, 2, 1}));
-  EXPECT_EQ(l.timeline[3].live_buffers, (std::vector<int>{4, 5, 1}));
+  // Buffers by their own steps, largest first (ties in buffer order): x, a, shape start
+  // at 0; c, y, shape are live at 3 and end there.
+  const Liveness liveness = compute_liveness(hand::alias_chain(), builtin_profile("host"));
+  EXPECT_EQ(l.timeline[0].starts, (std::vector<int>{0, 2, 1}));
+  EXPECT_EQ(live_buffers_at(liveness, 0), (std::vector<int>{0, 2, 1}));
+  EXPECT_EQ(live_buffers_at(liveness, 3), (std::vector<int>{4, 5, 1}));
+  EXPECT_EQ(l.timeline[3].ends, (std::vector<int>{4, 5, 1}));
+  EXPECT_EQ(l.timeline[3].live_count, 3);
   EXPECT_EQ(l.peak_live_bytes, 576);
   EXPECT_EQ(l.peak_step, 0);
   EXPECT_TRUE(l.inputs_in_arena);
@@ -96,7 +102,8 @@ TEST(Ledger, AnExternalInputIsCountedApart) {
   EXPECT_EQ(l.by_category.at(kInput).external_bytes, 256);
   EXPECT_FALSE(l.inputs_in_arena);
   EXPECT_EQ(l.timeline[0].live_bytes, 320);
-  EXPECT_EQ(l.timeline[0].live_buffers, (std::vector<int>{2, 1}));
+  EXPECT_EQ(l.timeline[0].starts, (std::vector<int>{2, 1}));
+  EXPECT_EQ(l.timeline[0].live_count, 2);
   EXPECT_FALSE(l.timeline[0].live_by_category.contains(kInput));
   EXPECT_EQ(l.peak_live_bytes, 320);
   EXPECT_EQ(l.peak_live_with_inputs_bytes, 576);
@@ -115,6 +122,24 @@ TEST(Ledger, ABypassKeepsBothBranchesLive) {
   EXPECT_EQ(l.peak_step, 0);
   EXPECT_EQ(l.peak_live_without_inputs_bytes, 512);
   EXPECT_EQ(l.whole_program_by_category, (Bytes{{kActivation, 256}}));
+}
+
+// The timeline's changes give back each step's live set: the starts up to a step less the
+// ends before it are exactly live_buffers_at, and live_count is their number.
+TEST(Ledger, StartsAndEndsRebuildEveryLiveSet) {
+  for (const Graph& g : {hand::alias_chain(), hand::bypass()}) {
+    const Liveness live = compute_liveness(g, builtin_profile("host"));
+    const Ledger l = make_ledger(g, live);
+    std::set<int> running;
+    for (const TimelineStep& t : l.timeline) {
+      running.insert(t.starts.begin(), t.starts.end());
+      const std::vector<int> at = live_buffers_at(live, t.step);
+      EXPECT_EQ(running, std::set<int>(at.begin(), at.end())) << "step " << t.step;
+      EXPECT_EQ(t.live_count, static_cast<int>(at.size())) << "step " << t.step;
+      for (int b : t.ends) running.erase(b);
+    }
+    EXPECT_TRUE(running.empty());
+  }
 }
 
 }  // namespace

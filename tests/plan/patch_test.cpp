@@ -16,10 +16,10 @@
 #include "memledger/device/profile.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/interpreter.h"
-#include "memledger/exec/tensor_file.h"
 #include "memledger/ir/verifier.h"
 #include "memledger/ir/write_patch.h"
 #include "memledger/onnx/import.h"
+#include "memledger/onnx/tensor_file.h"
 #include "memledger/plan/memory_plan.h"
 #include "memledger/plan/patch_rules.h"
 #include "passes/pass_test_util.h"
@@ -113,10 +113,10 @@ TEST(PatchRules, MacsOfConvGemmAndMatMul) {
   const Built dw = window_graph("Conv", 3, 1, 1);
   Graph d = dw.graph;
   const ValueId w1 = d.add_constant("w1", pattern(DType::kFloat32, {4, 1, 3, 3}, 3));
-  Node& conv = d.node(d.order().at(0));
-  conv.attributes["group"] = int64_t{2};
-  conv.inputs[1] = w1;
-  EXPECT_EQ(node_macs(d, conv), 64 * 4 * 9);
+  const NodeId conv = d.order().at(0);
+  d.attributes(conv)["group"] = int64_t{2};
+  d.set_input(conv, 1, w1);
+  EXPECT_EQ(node_macs(d, d.node(conv)), 64 * 4 * 9);
 }
 
 // x → Conv 3x3 p1 → Relu → y; z = Add(x, y): the residual needs a crop of x, whose patch box
@@ -244,7 +244,7 @@ TEST(Patch, TwoConvsRecomputeTheHaloOfTheFirst) {
        .inputs = {b.y, g.add_constant("w2", pattern(DType::kFloat32, {4, 4, 3, 3}, 7))},
        .outputs = {y2},
        .attributes = {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}});
-  g.outputs() = {y2};
+  g.set_graph_outputs({y2});
   const PatchedGraph p = apply_patches(g, {.split = y2, .rows = 2, .cols = 2});
   EXPECT_EQ(p.original_macs, 64 * 4 * 2 * 9 + 64 * 4 * 4 * 9);
   EXPECT_EQ(p.extra_macs(), (100 - 64) * 4 * 2 * 9);
@@ -303,7 +303,7 @@ TEST(Patch, RefusesWhatCannotApply) {
   Graph g = b.graph;
   const ValueId pooled = add_act(g, "pooled", {1, 3, 1, 1});
   g.add_node({.name = "gap", .op = "GlobalAveragePool", .inputs = {b.y}, .outputs = {pooled}});
-  g.outputs() = {pooled};
+  g.set_graph_outputs({pooled});
   try {
     apply_patches(g, {.split = pooled, .rows = 1, .cols = 1});
     ADD_FAILURE() << "no error";

@@ -52,8 +52,7 @@ TEST(Residency, ExternalConstantsTakeNoArenaBytesButStayInTheLedger) {
     }
   }
   EXPECT_EQ(plan.problem.buffers.size(), 3u);  // only the arena's buffers are placed
-  for (int b : plan.ledger.timeline[0].live_buffers)
-    EXPECT_FALSE(plan.liveness.buffers[static_cast<size_t>(b)].external);
+  for (int b : live_buffers_at(plan.liveness, 0)) EXPECT_FALSE(plan.liveness.buffers[static_cast<size_t>(b)].external);
   EXPECT_TRUE(plan.ledger.inputs_in_arena);
   EXPECT_EQ(plan.ledger.peak_live_with_inputs_bytes, 26880);
   EXPECT_EQ(plan.ledger.peak_live_without_inputs_bytes, 17920);

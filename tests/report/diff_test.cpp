@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "../plan/hand_graphs.h"
 #include "memledger/core/error.h"
 #include "memledger/device/profile.h"
@@ -87,6 +89,47 @@ TEST(Diff, PlansAndTheirReportsDiffAlike) {
   same(from_plans.physical, from_json.physical, "physical");
   same(from_plans.peak_live, from_json.peak_live, "peak-live");
   EXPECT_NE(from_plans.physical.total(), 0);
+}
+
+// The same report in schema 1 (each step lists every live buffer, no live_at_peak): the
+// form older reports on disk have, rebuilt from the schema-2 report's buffers.
+std::string as_schema_1(const std::string& report) {
+  nlohmann::json r = nlohmann::json::parse(report);
+  r["schema_version"] = 1;
+  r["ledger"].erase("live_at_peak");
+  for (auto& step : r["timeline"]) {
+    nlohmann::json live = nlohmann::json::array();
+    const int s = step["step"];
+    for (const auto& b : r["buffers"])
+      if (!b["external"].get<bool>() && b["first_step"].get<int>() <= s && s <= b["last_step"].get<int>())
+        live.push_back(b["name"]);
+    step.erase("starts");
+    step.erase("ends");
+    step.erase("live_count");
+    step["live"] = live;
+  }
+  return r.dump();
+}
+
+// diff reads both schemas alike: the peak's buffers from schema 2's live_at_peak, or from
+// schema 1's timeline.
+TEST(Diff, ReadsSchemaOneAndTwoAlike) {
+  const std::string before = report_of({.in_place = false}, "before.onnx");
+  const std::string after = report_of({.donate_inputs = true}, "after.onnx");
+  const ReportDiff two = diff_reports(before, after);
+  const ReportDiff one = diff_reports(as_schema_1(before), as_schema_1(after));
+  const ReportDiff mixed = diff_reports(as_schema_1(before), after);
+  for (const ReportDiff* d : {&one, &mixed}) {
+    EXPECT_EQ(d->peak_live.lifetimes, two.peak_live.lifetimes);
+    EXPECT_EQ(d->peak_live.layout, two.peak_live.layout);
+    EXPECT_EQ(d->peak_live.constants, two.peak_live.constants);
+    EXPECT_EQ(d->physical.total(), two.physical.total());
+  }
+  EXPECT_EQ(two.peak_live.layout, 0);
+  EXPECT_EQ(two.peak_live.lifetimes, -256);
+  nlohmann::json bad = nlohmann::json::parse(before);
+  bad["ledger"]["live_at_peak"] = {1, 2};
+  EXPECT_THROW(diff_reports(bad.dump(), after), Error);
 }
 
 // A report that is not a plan report is refused with its name and what is missing.

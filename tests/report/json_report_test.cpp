@@ -34,7 +34,7 @@ const json& buffer_named(const json& report, const std::string& name) {
 // peak-live, so there is no fragmentation and the placement is optimal.
 TEST(JsonReport, FiguresOfTheAliasChain) {
   const json r = report_of(hand::alias_chain(), builtin_profile("host"));
-  EXPECT_EQ(r["schema_version"], 1);
+  EXPECT_EQ(r["schema_version"], kReportSchemaVersion);
   EXPECT_EQ(r["model"], "chain.onnx");
   EXPECT_EQ(r["device"]["name"], "host");
   EXPECT_EQ(r["device"]["alignment_bytes"], 64);
@@ -92,9 +92,21 @@ TEST(JsonReport, BuffersAndTimeline) {
   EXPECT_EQ(ranges.back().second, 576);
 
   ASSERT_EQ(r["timeline"].size(), 4u);
-  EXPECT_EQ(r["timeline"][0],
-            (json{{"step", 0}, {"node", "relu"}, {"live_bytes", 576}, {"live", {"x", "a", "shape"}}}));
-  EXPECT_EQ(r["timeline"][3], (json{{"step", 3}, {"node", "exp"}, {"live_bytes", 320}, {"live", {"c", "y", "shape"}}}));
+  // Schema 2: per step what starts and ends there; the ledger names what is live at the peak.
+  EXPECT_EQ(r["schema_version"], 2);
+  EXPECT_EQ(r["timeline"][0], (json{{"step", 0},
+                                    {"node", "relu"},
+                                    {"live_bytes", 576},
+                                    {"live_count", 3},
+                                    {"starts", {"x", "a", "shape"}},
+                                    {"ends", {"x"}}}));
+  EXPECT_EQ(r["timeline"][3], (json{{"step", 3},
+                                    {"node", "exp"},
+                                    {"live_bytes", 320},
+                                    {"live_count", 3},
+                                    {"starts", {"y"}},
+                                    {"ends", {"c", "y", "shape"}}}));
+  EXPECT_EQ(r["ledger"]["live_at_peak"], (json{"x", "a", "shape"}));
 }
 
 // An input outside the arena has no offset (null), is marked external, and peak-live
@@ -111,7 +123,9 @@ TEST(JsonReport, AnExternalInputHasNoOffset) {
   EXPECT_EQ(r["ledger"]["peak_live_bytes"], 320);
   EXPECT_EQ(r["ledger"]["peak_live_counts_inputs"], false);
   EXPECT_EQ(r["plan"]["arena_bytes"], 320);
-  EXPECT_EQ(r["timeline"][0]["live"], (json{"a", "shape"}));
+  EXPECT_EQ(r["timeline"][0]["starts"], (json{"a", "shape"}));
+  EXPECT_EQ(r["timeline"][0]["live_count"], 2);
+  EXPECT_EQ(r["ledger"]["live_at_peak"], (json{"a", "shape"}));
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ struct FitArgs {
 void run_fit_command(const FitArgs& args, int& exit_code) {
   // Every output is checked before any work and all are written together at the end.
   OutputSet outputs;
-  outputs.protect_input(args.model.path);
+  protect_model(outputs, args.model.path);
   protect_device_file(outputs, args.device);
   if (!args.json_path.empty()) outputs.declare(args.json_path, "--json");
   if (!args.html_path.empty()) outputs.declare(args.html_path, "--html");

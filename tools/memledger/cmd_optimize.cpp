@@ -35,7 +35,7 @@ struct OptimizeArgs {
 void run_optimize(const OptimizeArgs& args, int& exit_code) {
   // Every output is checked before any work, so a refusal leaves nothing behind.
   OutputSet outputs;
-  outputs.protect_input(args.model.path);
+  protect_model(outputs, args.model.path);
   protect_device_file(outputs, args.device);
   outputs.declare(args.output, "-o");
   if (!args.json_path.empty()) outputs.declare(args.json_path, "--json");

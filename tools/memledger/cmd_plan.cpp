@@ -48,7 +48,7 @@ std::string plan_csv(const MemoryPlan& plan) {
 void run_plan(const PlanArgs& args, int& exit_code) {
   // Every output is checked before any work, so a refusal leaves nothing behind.
   OutputSet outputs;
-  outputs.protect_input(args.model.path);
+  protect_model(outputs, args.model.path);
   protect_device_file(outputs, args.device);
   if (!args.json_path.empty()) outputs.declare(args.json_path, "--json");
   if (!args.csv_path.empty()) outputs.declare(args.csv_path, "--csv");

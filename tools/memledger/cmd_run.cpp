@@ -30,8 +30,8 @@
 #include "memledger/exec/executor.h"
 #include "memledger/exec/interpreter.h"
 #include "memledger/exec/planned_arena.h"
-#include "memledger/exec/tensor_file.h"
 #include "memledger/onnx/import.h"
+#include "memledger/onnx/tensor_file.h"
 #include "memledger/plan/fit.h"
 #include "memledger/plan/memory_plan.h"
 #include "memledger/plan/schedule.h"
@@ -230,8 +230,8 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
 
 void run_command(const RunCommandOptions& o, int& exit_code) {
   OutputSet files;
-  files.protect_input(o.model.path);
-  if (!o.compare.empty()) files.protect_input(o.compare);
+  protect_model(files, o.model.path);
+  if (!o.compare.empty()) protect_model(files, o.compare);
   if (o.arena) protect_device_file(files, o.device);
   if (!o.output_dir.empty()) {
     std::error_code ec;

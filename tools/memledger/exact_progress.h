@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "memledger/plan/allocate/exact.h"
-#include "memledger/report/progress.h"
+#include "terminal/progress.h"
 
 namespace memledger::cli {
 

@@ -1,5 +1,6 @@
 #include "model_options.h"
 
+#include "memledger/onnx/external_data.h"
 #include "memledger/passes/fold_constants.h"
 
 namespace memledger::cli {
@@ -21,6 +22,11 @@ Graph load_model(const ModelOptions& options) {
   // Identity/Dropout over a constant is no work: folded so plans show only real steps.
   fold_identity_constants(graph);
   return graph;
+}
+
+void protect_model(OutputSet& outputs, const std::string& path) {
+  outputs.protect_input(path);
+  for (const auto& file : external_data_files(path)) outputs.protect_input(file);
 }
 
 }  // namespace memledger::cli

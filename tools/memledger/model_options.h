@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "memledger/core/output_file.h"
 #include "memledger/ir/graph.h"
 #include "memledger/onnx/import.h"
 
@@ -23,5 +24,8 @@ void add_model_options(CLI::App* command, ModelOptions& options);
 
 // Imports the model the options name and folds Identity/Dropout over constants.
 Graph load_model(const ModelOptions& options);
+
+// Protects the model file and every external-data file it names as inputs of `outputs`.
+void protect_model(OutputSet& outputs, const std::string& path);
 
 }  // namespace memledger::cli

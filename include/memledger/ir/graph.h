@@ -6,6 +6,10 @@
 // Storage is append-only and ids stay valid for the graph's life; erasing a node only
 // takes it out of the execution order. Values nothing refers to any more are simply not
 // reachable: the printer and the exporter show what is reachable from the outputs.
+//
+// The graph keeps an index of each value's readers (and of its graph outputs), so
+// consumers() and is_graph_output() answer without a scan. The index cannot go stale: a
+// node is handed out read-only, and every edit of its inputs goes through a Graph method.
 #pragma once
 
 #include <optional>
@@ -65,7 +69,7 @@ class Graph {
   NodeId insert_node_before(NodeId position, Node node);
   // Takes the node out of the execution order (its values remain, unreachable).
   void erase_node(NodeId node);
-  void mark_output(ValueId value) { outputs_.push_back(value); }
+  void mark_output(ValueId value);
   // Replaces the execution order (a memory-aware schedule): `order` must hold every live
   // node exactly once, each after the producers of its inputs; an Error naming the node
   // otherwise, and the order is left as it was.
@@ -73,22 +77,32 @@ class Graph {
 
   // Every use of `from` (node inputs and graph outputs) now refers to `to`.
   void replace_all_uses(ValueId from, ValueId to);
+  // Edits of one node (the node itself is read-only outside the graph, so that the index
+  // of readers stays exact). replace_uses_in: each input of `user` that is `from` is `to`.
+  void replace_uses_in(NodeId user, ValueId from, ValueId to);
+  void set_input(NodeId node, size_t index, ValueId value);
+  void set_inputs(NodeId node, std::vector<ValueId> inputs);
+  // The node's output `index` is `value` from now on, and `value`'s producer the node.
+  void set_output(NodeId node, size_t index, ValueId value);
+  void set_op(NodeId node, std::string op, std::string domain = "");
+  Attributes& attributes(NodeId node);
+  void set_graph_outputs(std::vector<ValueId> outputs);
 
   const Value& value(ValueId id) const;
   Value& value(ValueId id);
   const Node& node(NodeId id) const;
-  Node& node(NodeId id);
 
   // Live nodes in execution order.
   const std::vector<NodeId>& order() const { return order_; }
   const std::vector<ValueId>& inputs() const { return inputs_; }
   const std::vector<ValueId>& outputs() const { return outputs_; }
-  std::vector<ValueId>& outputs() { return outputs_; }
   size_t value_count() const { return values_.size(); }
 
+  // The node is in the execution order (not erased); O(1).
+  bool is_live(NodeId id) const;
   bool is_graph_input(ValueId id) const;
   bool is_graph_output(ValueId id) const;
-  // Live nodes that read `id`, in execution order.
+  // Live nodes that read `id`, in execution order (each once); from the index, O(result).
   std::vector<NodeId> consumers(ValueId id) const;
   // Values reachable from the outputs through live nodes, in a stable order:
   // inputs, then constants by name, then node outputs in execution order.
@@ -97,11 +111,31 @@ class Graph {
   std::string unique_name(const std::string& base) const;
 
  private:
+  Node& mutable_node(NodeId id);
+  size_t at(ValueId id) const;
+  // Adds or removes a live node in the readers lists of its inputs.
+  void link(NodeId node);
+  void unlink(NodeId node);
+  void add_reader(ValueId value, NodeId node);
+  void remove_reader(ValueId value, NodeId node);
+  // Where a live node stands in order_ (a binary search over the keys).
+  size_t index_in_order(NodeId node) const;
+  void renumber();  // keys 0, 1, 2... along the order
+
   std::vector<Value> values_;
   std::vector<Node> nodes_;
   std::vector<NodeId> order_;
   std::vector<ValueId> inputs_;
   std::vector<ValueId> outputs_;
+  // The index, kept in step by every edit: per value its live readers sorted by their
+  // place in the order, whether it is a graph input, how often it is a graph output; per
+  // node a key that increases along the order (-1 once erased). Erasing leaves a gap in
+  // the keys instead of renumbering, so erasing node after node stays linear; inserting
+  // and reordering (O(n) anyway) renumber.
+  std::vector<std::vector<NodeId>> readers_;
+  std::vector<char> input_flag_;
+  std::vector<int32_t> output_uses_;
+  std::vector<int32_t> position_;
 };
 
 }  // namespace memledger

@@ -10,6 +10,7 @@
 // figure, which counts the inputs exactly when they are in the arena.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -34,7 +35,13 @@ struct TimelineStep {
   // live_bytes by the category of the buffer that owns the storage (an in-place output's
   // bytes are its root's); categories with no bytes live are left out.
   std::map<BufferCategory, int64_t> live_by_category;
-  std::vector<int> live_buffers;  // buffer indices in the arena live at this step, largest first
+  // The arena's buffers by change, so the timeline stays linear in size (a step does not
+  // list all that is live: 20,000 graph outputs would make that 2·10^8 entries). The live
+  // set of step s is every `starts` of steps ≤ s less every `ends` of steps < s;
+  // live_buffers_at() gives it for one step.
+  int live_count = 0;       // arena buffers live at this step
+  std::vector<int> starts;  // buffer indices whose first step this is, largest first
+  std::vector<int> ends;    // buffer indices whose last step this is, largest first
 };
 
 struct Ledger {
@@ -57,5 +64,20 @@ struct Ledger {
 };
 
 Ledger make_ledger(const Graph& graph, const Liveness& liveness);
+
+// The arena's buffers live at `step`, largest first (ties in buffer order): O(buffers).
+// Inline: diff reads it with no other part of plan/ linked (the fuzz target's build).
+inline std::vector<int> live_buffers_at(const Liveness& liveness, int step) {
+  std::vector<int> found;
+  for (size_t i = 0; i < liveness.buffers.size(); ++i) {
+    const LiveBuffer& b = liveness.buffers[i];
+    if (!b.external && b.first_step <= step && step <= b.last_step) found.push_back(static_cast<int>(i));
+  }
+  std::stable_sort(found.begin(), found.end(), [&](int a, int b) {
+    return liveness.buffers[static_cast<size_t>(a)].physical_bytes >
+           liveness.buffers[static_cast<size_t>(b)].physical_bytes;
+  });
+  return found;
+}
 
 }  // namespace memledger

@@ -1,5 +1,7 @@
-// The JSON report of a plan (DESIGN.md §4.7, schema_version 1): what `plan --json` writes
-// and what `diff` reads. Exact bytes everywhere; no human units.
+// The JSON report of a plan (DESIGN.md §4.7, schema_version 2): what `plan --json` writes
+// and what `diff` reads. Exact bytes everywhere; no human units. Version 2's timeline lists
+// per step the buffers that start and end there (version 1 listed every live buffer at
+// every step, quadratic in size); the ledger names the buffers live at the peak.
 #pragma once
 
 #include <string>
@@ -10,7 +12,7 @@
 
 namespace memledger {
 
-inline constexpr int kReportSchemaVersion = 1;
+inline constexpr int kReportSchemaVersion = 2;
 
 // The report as JSON text (indented); `model` names the model file. With `sim`, the NPU
 // simulation's report is included under "sim".

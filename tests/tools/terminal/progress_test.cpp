@@ -1,5 +1,5 @@
 // The progress line's text, and silence when the stream is not a terminal.
-#include "memledger/report/progress.h"
+#include "terminal/progress.h"
 
 #include <gtest/gtest.h>
 

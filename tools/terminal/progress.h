@@ -1,6 +1,8 @@
 // A one-line progress indicator for long work (the exact placement search, corpus runs),
 // drawn on stderr only when stderr is a terminal: logs, pipes and tests see nothing.
 // Redraws are throttled, so calling update() in a hot loop costs a clock read.
+// It belongs to the programs, not the library (which reports progress through callbacks
+// and never prints): the target memledger_terminal, linked by the CLI, bench and tests.
 #pragma once
 
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "memledger/report/progress.h"
+#include "terminal/progress.h"
 
 #include <fmt/format.h>
 #include <sys/ioctl.h>

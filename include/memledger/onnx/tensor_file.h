@@ -1,7 +1,9 @@
 // Tensors in files: ONNX TensorProto (.pb, as in ONNX's own test data) and NumPy (.npy),
 // chosen by the extension. Reading refuses malformed or truncated files with an Error
 // naming the file; writing goes through a temporary file and a rename, so a failed write
-// leaves nothing behind.
+// leaves nothing behind. It sits in onnx/, the stage of file formats, so that .pb files go
+// through the one TensorProto codec the importer and exporter use (onnx/proto_tensor);
+// exec runs on tensors and reads no files (only the programs and tests read these).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,5 @@
-#include "memledger/exec/tensor_file.h"
+#include "memledger/onnx/tensor_file.h"
 
-#include <onnx/onnx_pb.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,6 +12,7 @@
 #include "memledger/core/input_file.h"
 #include "memledger/core/output_file.h"
 #include "memledger/core/text.h"
+#include "onnx/proto_tensor.h"
 
 namespace memledger {
 namespace {
@@ -69,6 +69,18 @@ NpyHeader parse_npy_header(std::string_view h, const std::string& what) {
     pos = end + 1;
     return text;
   };
+  // After an item: true past a ',' (another may follow), false at `close` (left for the
+  // caller); anything else is malformed.
+  const auto comma_or = [&](char close, std::string_view where) {
+    skip();
+    if (pos < h.size() && h[pos] == ',') {
+      ++pos;
+      return true;
+    }
+    if (pos >= h.size() || h[pos] != close)
+      bad(fmt::format("expected ',' or '{}'{}{}", close, where.empty() ? "" : " ", where));
+    return false;
+  };
   NpyHeader header;
   expect('{');
   for (;;) {
@@ -104,26 +116,14 @@ NpyHeader parse_npy_header(std::string_view h, const std::string& what) {
         if (pos - start > 18) fail("{}: .npy extent too large", what);
         shape.push_back(std::stoll(std::string(h.substr(start, pos - start))));
         if (pos < h.size() && h[pos] == 'L') ++pos;
-        skip();
-        if (pos < h.size() && h[pos] == ',') {
-          ++pos;
-          continue;
-        }
-        skip();
-        if (pos >= h.size() || h[pos] != ')') bad("expected ',' or ')' in the shape");
+        if (!comma_or(')', "in the shape")) break;
       }
       ++pos;
       header.shape = std::move(shape);
     } else {
       bad(fmt::format("unknown key '{}'", escape_for_terminal(key)));
     }
-    skip();
-    if (pos < h.size() && h[pos] == ',') {
-      ++pos;
-      continue;
-    }
-    skip();
-    if (pos >= h.size() || h[pos] != '}') bad("expected ',' or '}'");
+    if (!comma_or('}', "")) break;
   }
   ++pos;
   skip();
@@ -205,83 +205,12 @@ std::string serialize_npy(const Tensor& tensor) {
 NamedTensor parse_tensor_proto(const std::string& bytes, const std::string& what) {
   onnx::TensorProto proto;
   if (!proto.ParseFromString(bytes)) fail("{}: not a valid TensorProto", what);
-  const std::optional<DType> dtype = dtype_from_onnx_code(proto.data_type());
-  if (!dtype) fail("{}: TensorProto data type {} is not supported", what, proto.data_type());
-  if (*dtype == DType::kInt4 || *dtype == DType::kUInt4) fail("{}: packed 4-bit tensors are not supported here", what);
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) fail("{}: external data is not supported", what);
-  if (proto.has_segment()) fail("{}: segmented tensors are not supported", what);
-  const Shape shape(proto.dims().begin(), proto.dims().end());
-  const int64_t elements = checked_elements(shape, what);
-  const int element_bytes = host_element_bytes(*dtype);
-  NamedTensor result{.name = proto.name(), .tensor = {}};
-  auto check_count = [&](int64_t present) {
-    if (present != elements)
-      fail("{}: {} values for shape {} ({} elements)", what, present, shape_to_string(shape), elements);
-  };
-  if (proto.has_raw_data()) {
-    check_count(static_cast<int64_t>(proto.raw_data().size()) / element_bytes);
-    if (static_cast<int64_t>(proto.raw_data().size()) != elements * element_bytes) fail("{}: raw_data size", what);
-    result.tensor = Tensor(*dtype, shape);
-    if (!proto.raw_data().empty())
-      std::memcpy(result.tensor.bytes().data(), proto.raw_data().data(), proto.raw_data().size());
-    return result;
-  }
-  auto fill = [&](const auto& field, auto convert) {
-    check_count(field.size());
-    result.tensor = Tensor(*dtype, shape);
-    std::byte* out = result.tensor.bytes().data();
-    for (int i = 0; i < field.size(); ++i) convert(out + static_cast<int64_t>(i) * element_bytes, field.Get(i));
-  };
-  auto store = [&](auto typed) {
-    return [element_bytes](std::byte* out, auto v) {
-      auto narrowed = static_cast<decltype(typed)>(v);
-      static_assert(sizeof narrowed <= 8);
-      std::memcpy(out, &narrowed, static_cast<size_t>(element_bytes));
-    };
-  };
-  switch (*dtype) {
-    case DType::kFloat32:
-      fill(proto.float_data(), store(float{}));
-      break;
-    case DType::kFloat64:
-      fill(proto.double_data(), store(double{}));
-      break;
-    case DType::kInt64:
-      fill(proto.int64_data(), store(int64_t{}));
-      break;
-    case DType::kInt32:
-      fill(proto.int32_data(), store(int32_t{}));
-      break;
-    case DType::kInt16:
-      fill(proto.int32_data(), store(int16_t{}));
-      break;
-    case DType::kInt8:
-      fill(proto.int32_data(), store(int8_t{}));
-      break;
-    case DType::kUInt8:
-    case DType::kBool:
-      fill(proto.int32_data(), store(uint8_t{}));
-      break;
-    case DType::kUInt16:
-    case DType::kFloat16:
-    case DType::kBFloat16:
-      fill(proto.int32_data(), store(uint16_t{}));
-      break;
-    default:
-      fail("{}: {} TensorProto without raw_data is not supported", what, dtype_name(*dtype));
-  }
-  return result;
+  return {.name = proto.name(), .tensor = onnx_io::tensor_from_proto(proto, what)};
 }
 
 std::string serialize_tensor_proto(const Tensor& tensor, const std::string& name) {
-  if (tensor.dtype() == DType::kInt4 || tensor.dtype() == DType::kUInt4)
-    fail("cannot write packed 4-bit tensors as TensorProto here");
-  onnx::TensorProto proto;
-  proto.set_name(name);
-  proto.set_data_type(dtype_onnx_code(tensor.dtype()));
-  for (int64_t d : tensor.shape()) proto.add_dims(d);
-  proto.set_raw_data(reinterpret_cast<const char*>(tensor.bytes().data()), tensor.bytes().size());
-  return proto.SerializeAsString();
+  return onnx_io::tensor_to_proto(tensor, name).SerializeAsString();
 }
 
 NamedTensor read_tensor_file(const std::string& path, int64_t max_bytes) {
