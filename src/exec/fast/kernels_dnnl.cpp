@@ -117,10 +117,9 @@ void run_through_workspace(DnnlNode& node, const PD& pd, const memory& src, cons
                            const Value& weights_value, const memory& bias, const memory& dst, const std::string& what,
                            const PrepareOptions& options) {
   const memory src_in = node.reordered(src, pd.src_desc());
-  const memory weights_in =
-      weights_value.is_constant()
-          ? node.constant_reordered(weights, weights_value.constant->bytes().data(), pd.weights_desc(), options)
-          : node.reordered(weights, pd.weights_desc());
+  const memory weights_in = weights_value.is_constant()
+                                ? node.constant_reordered(weights, *weights_value.constant, pd.weights_desc(), options)
+                                : node.reordered(weights, pd.weights_desc());
   const bool dst_direct = pd.dst_desc() == dst.get_desc();
   const memory dst_out = dst_direct ? dst : node.workspace(pd.dst_desc());
   Args args{{DNNL_ARG_SRC, src_in}, {DNNL_ARG_WEIGHTS, weights_in}, {DNNL_ARG_DST, dst_out}};
@@ -305,8 +304,7 @@ void add_matmul(DnnlNode& node, const memory& a, const memory& b, const memory& 
   const dnnl::matmul::desc desc = bias ? dnnl::matmul::desc(a.get_desc(), b_desc, bias.get_desc(), y.get_desc())
                                        : dnnl::matmul::desc(a.get_desc(), b_desc, y.get_desc());
   const auto pd = usable(dnnl::matmul::primitive_desc(desc, attr, cpu_engine()), /*allow_ref=*/false);
-  const memory weights =
-      b_constant ? node.constant_reordered(b, b_constant->constant->bytes().data(), pd.weights_desc(), options) : b;
+  const memory weights = b_constant ? node.constant_reordered(b, *b_constant->constant, pd.weights_desc(), options) : b;
   Args args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, y}};
   if (bias) args.emplace_back(DNNL_ARG_BIAS, bias);
   if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
