@@ -271,9 +271,17 @@ void constant_of_shape(KernelContext& ctx) {
 
 // ---- Cast ----
 
+// A float16 element (its bit pattern, as a host Tensor holds it): Cast goes through float.
+struct Half {
+  uint16_t bits;
+};
+
 template <typename F>
 bool with_cast_type(DType type, F&& f) {
   switch (type) {
+    case DType::kFloat16:
+      f(Half{});
+      return true;
     case DType::kFloat32:
       f(float{});
       return true;
@@ -313,10 +321,21 @@ void cast(KernelContext& ctx) {
       const auto* in = reinterpret_cast<const From*>(x.data);
       auto* out = reinterpret_cast<To*>(y.data);
       for (int64_t i = 0, n = y.elements(); i < n; ++i) {
-        if constexpr (std::is_same_v<To, bool>)
+        if constexpr (std::is_same_v<From, Half> && std::is_same_v<To, Half>) {
+          out[i] = in[i];
+        } else if constexpr (std::is_same_v<From, Half>) {
+          const float v = half_to_float(in[i].bits);
+          if constexpr (std::is_same_v<To, bool>)
+            out[i] = v != 0.0f;
+          else
+            out[i] = static_cast<To>(v);
+        } else if constexpr (std::is_same_v<To, Half>) {
+          out[i] = Half{float_to_half(static_cast<float>(in[i]))};
+        } else if constexpr (std::is_same_v<To, bool>) {
           out[i] = in[i] != From{};
-        else
+        } else {
           out[i] = static_cast<To>(in[i]);
+        }
       }
     });
   });
