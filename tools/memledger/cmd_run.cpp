@@ -257,6 +257,10 @@ void run_command(const RunCommandOptions& o, int& exit_code) {
     const auto start = std::chrono::steady_clock::now();
     ExecOptions once = exec;
     once.release_weights_after_use = o.repeat == 0;
+    // Prepacking holds a reordered copy of every weight beside the originals, which only
+    // pays off over repeated runs; a single run reorders each weight into its node's
+    // workspace, which is freed after the node (the same reorders, once).
+    once.prepack_weights = exec.prepack_weights && o.repeat > 0;
     Executor executor(graph, once);
     outputs = executor.run(inputs);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
