@@ -203,13 +203,16 @@ def main(argv: list[str]) -> int:
         return 2
     if args.merge and not args.json:
         parser.error("--merge needs --json FILE (the rows to merge into)")
-    kept = []
-    if args.merge and args.json.exists():
-        kept = [r for r in json.loads(args.json.read_text()) if r["model"] not in names]
+    earlier = json.loads(args.json.read_text()) if args.merge and args.json.exists() else []
+    kept = [r for r in earlier if r["model"] not in names]
     rows = []
 
     def all_rows() -> list[dict]:
-        return sorted(kept + rows, key=lambda r: r["model"])
+        # An earlier row of a model this run has not reached yet stays until it is replaced,
+        # so a run stopped halfway loses nothing.
+        done = {r["model"] for r in rows}
+        pending = [r for r in earlier if r["model"] in names and r["model"] not in done]
+        return sorted(kept + pending + rows, key=lambda r: r["model"])
 
     with tempfile.TemporaryDirectory(prefix="sweep.") as tmp:
         for i, name in enumerate(names, 1):
