@@ -337,6 +337,22 @@ def quiet_exporter() -> None:
     warnings.filterwarnings("ignore", message="torch.meshgrid: in an upcoming release")  # inside maxvit
 
 
+def register_missing_symbolics() -> None:
+    """Symbolics torch 1.13's exporter lacks for ops torchvision's forward passes use.
+
+    swin_v2's attention zeroes the key third of a clone of its qkv bias
+    (`qkv_bias[length:2*length].zero_()`), which the exporter turns into the out-of-place
+    `aten::zero` and then refuses at every opset. Its value is zeros of the input's shape;
+    the exporter's constant folding folds the whole bias computation into an initializer.
+    Registering it changes nothing for models without the op."""
+    import torch
+    from torch.onnx import symbolic_opset9
+
+    for opset in (OPSET, FALLBACK_OPSET):
+        torch.onnx.register_custom_op_symbolic("aten::zero", lambda g, self: symbolic_opset9.zeros_like(g, self),
+                                               opset)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     which = parser.add_mutually_exclusive_group()
@@ -395,6 +411,7 @@ def main(argv: list[str]) -> int:
         import torchvision.models
 
         quiet_exporter()
+        register_missing_symbolics()
         known = set(torchvision.models.list_models(module=torchvision.models)) | set(SEGMENTATION_MODELS)
     failed, skipped = {}, {}
     started = time.monotonic()

@@ -1,11 +1,13 @@
 #include "memledger/core/tensor.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "memledger/core/checked.h"
+#include "memledger/core/mapped_file.h"
 
 namespace memledger {
 
@@ -75,6 +77,34 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   bytes_.assign(static_cast<size_t>(size), std::byte{0});
 }
 
+Tensor Tensor::view(DType dtype, Shape shape, std::shared_ptr<const MappedFile> file, int64_t offset) {
+  ML_CHECK(dtype != DType::kInt4 && dtype != DType::kUInt4, "a mapped tensor cannot hold packed {}", dtype_name(dtype));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.elements_ = element_count(t.shape_, "tensor " + shape_to_string(t.shape_));
+  const int64_t size = checked_mul(t.elements_, host_element_bytes(dtype), "tensor " + shape_to_string(t.shape_));
+  t.view_ = file->bytes(offset, size);
+  ML_CHECK(reinterpret_cast<uintptr_t>(t.view_.data()) % static_cast<uintptr_t>(host_element_bytes(dtype)) == 0,
+           "mapped {} tensor at offset {} of {} is not aligned", dtype_name(dtype), offset, file->path());
+  t.mapping_ = std::move(file);
+  return t;
+}
+
+Tensor::Tensor(const Tensor& other)
+    : dtype_(other.dtype_), shape_(other.shape_), elements_(other.elements_), bytes_(other.bytes_) {
+  if (other.mapping_) bytes_.assign(other.view_.begin(), other.view_.end());
+}
+
+Tensor& Tensor::operator=(const Tensor& other) {
+  if (this != &other) *this = Tensor(other);
+  return *this;
+}
+
+Tensor::~Tensor() = default;
+
+int64_t Tensor::release_pages() const { return mapping_ && !written_ ? mapping_->release(view_) : 0; }
+
 namespace {
 
 template <typename T>
@@ -102,7 +132,7 @@ T saturate(double value) {
 
 double Tensor::element_as_double(int64_t i) const {
   ML_CHECK(i >= 0 && i < elements_, "element {} of {}", i, elements_);
-  const std::byte* p = bytes_.data() + i * host_element_bytes(dtype_);
+  const std::byte* p = bytes().data() + i * host_element_bytes(dtype_);
   switch (dtype_) {
     case DType::kBool:
     case DType::kUInt8:
@@ -133,7 +163,7 @@ double Tensor::element_as_double(int64_t i) const {
 
 void Tensor::set_element_from_double(int64_t i, double v) {
   ML_CHECK(i >= 0 && i < elements_, "element {} of {}", i, elements_);
-  std::byte* p = bytes_.data() + i * host_element_bytes(dtype_);
+  std::byte* p = bytes().data() + i * host_element_bytes(dtype_);
   switch (dtype_) {
     case DType::kBool:
       store<uint8_t>(p, v != 0 ? 1 : 0);
@@ -186,7 +216,7 @@ Tensor Tensor::reshaped(Shape shape) const {
 }
 
 bool Tensor::operator==(const Tensor& other) const {
-  return dtype_ == other.dtype_ && shape_ == other.shape_ && bytes_ == other.bytes_;
+  return dtype_ == other.dtype_ && shape_ == other.shape_ && std::ranges::equal(bytes(), other.bytes());
 }
 
 float half_to_float(uint16_t h) {

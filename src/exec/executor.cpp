@@ -159,6 +159,8 @@ struct Executor::State {
     exec::KernelContext ctx;
     std::vector<ValueId> release_after;  // values whose last reader (or producer) this step is
     ValueId forward_from;                // the forwarded input, when its buffer may become output 0's
+    // Mapped constants whose last reader this step is (ExecOptions::release_weights_after_use).
+    std::vector<const Tensor*> release_constants_after;
   };
   std::vector<Step> steps;
   std::vector<ValueId> release_at_start;      // graph inputs nothing reads
@@ -194,7 +196,8 @@ Executor::Executor(const Graph& graph, ExecOptions options)
                      .fast = nullptr,
                      .workspace_bytes = 0,
                      .ctx = {.graph = graph, .node = node, .inputs = {}, .outputs = {}, .workspace = {}},
-                     .release_after = {}};
+                     .release_after = {},
+                     .release_constants_after = {}};
     if (options.kernels == KernelSet::kFast) step.fast = std::move(prepared.nodes[position]);
     if (step.fast) {
       step.workspace_bytes = step.fast->workspace_bytes();
@@ -249,6 +252,11 @@ Executor::Executor(const Graph& graph, ExecOptions options)
           !graph.is_graph_output(out) && buffer_bytes(graph.value(in)) == buffer_bytes(graph.value(out)))
         s.steps[step].forward_from = in;
     }
+    if (options.release_weights_after_use)
+      for (ValueId v : done)
+        if (v.valid() && graph.value(v).is_constant() && graph.value(v).constant->is_mapped() &&
+            last_use[v.index] == step)
+          s.steps[step].release_constants_after.push_back(&*graph.value(v).constant);
   }
   s.buffers.resize(graph.value_count());
   s.held.resize(graph.value_count(), 0);
@@ -456,6 +464,7 @@ void Executor::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
       live_bytes -= step.workspace_bytes;
     }
     for (ValueId v : step.release_after) release(v);
+    for (const Tensor* constant : step.release_constants_after) constant->release_pages();
   }
 
   for (size_t i = 0; i < graph.outputs().size(); ++i) {

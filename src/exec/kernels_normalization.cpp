@@ -124,15 +124,16 @@ std::vector<int64_t> reduce_axes(const KernelContext& ctx) {
   return ctx.node.ints_attr("axes");
 }
 
-template <Reduce kOp>
-void reduce(KernelContext& ctx) {
+// T: float or double (the Reduce family takes float64 too).
+template <Reduce kOp, typename T>
+void reduce_as(KernelContext& ctx) {
   const InputView& x = ctx.in(0);
   OutputView& y = ctx.out();
   const int64_t rank = x.rank();
   std::vector<int64_t> axes = reduce_axes(ctx);
   const bool noop = ctx.node.int_attr("noop_with_empty_axes", 0) != 0;
-  const float* px = x.as<float>();
-  float* py = y.as<float>();
+  const T* px = x.as<T>();
+  T* py = y.as<T>();
   if (axes.empty() && noop) {
     std::copy(px, px + x.elements(), py);
     return;
@@ -144,31 +145,31 @@ void reduce(KernelContext& ctx) {
     for (int64_t a : axes) kept[normalize_axis(ctx.node, a, rank)] = 1;
   }
   if (element_count(kept) != y.elements()) fail("node {}: output size does not match the reduction", ctx.node.label());
-  const float init = kOp == Reduce::kMax    ? -std::numeric_limits<float>::infinity()
-                     : kOp == Reduce::kMin  ? std::numeric_limits<float>::infinity()
-                     : kOp == Reduce::kProd ? 1.0f
-                                            : 0.0f;
+  const T init = kOp == Reduce::kMax    ? -std::numeric_limits<T>::infinity()
+                 : kOp == Reduce::kMin  ? std::numeric_limits<T>::infinity()
+                 : kOp == Reduce::kProd ? T{1}
+                                        : T{0};
   std::fill(py, py + y.elements(), init);
   // LogSumExp subtracts each output's maximum first (no overflow for large inputs).
-  std::vector<float> max;
+  std::vector<T> max;
   if constexpr (kOp == Reduce::kLogSumExp) {
-    max.assign(static_cast<size_t>(y.elements()), -std::numeric_limits<float>::infinity());
+    max.assign(static_cast<size_t>(y.elements()), -std::numeric_limits<T>::infinity());
     StridedLoop<2> pass(x.shape, {dense_strides(x.shape), broadcast_strides(kept, x.shape)});
     pass.for_each_row([&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& s) {
       for (int64_t i = 0; i < n; ++i) {
-        float& m = max[static_cast<size_t>(off[1] + i * s[1])];
+        T& m = max[static_cast<size_t>(off[1] + i * s[1])];
         m = std::max(m, px[off[0] + i]);
       }
     });
-    for (float& m : max)
+    for (T& m : max)
       if (!std::isfinite(m)) m = 0;
   }
   StridedLoop<2> loop(x.shape, {dense_strides(x.shape), broadcast_strides(kept, x.shape)});
   loop.for_each_row([&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& s) {
-    const float* in = px + off[0];
-    float* out = py + off[1];
+    const T* in = px + off[0];
+    T* out = py + off[1];
     for (int64_t i = 0; i < n; ++i) {
-      float& acc = out[i * s[1]];
+      T& acc = out[i * s[1]];
       if constexpr (kOp == Reduce::kMax)
         acc = std::max(acc, in[i]);
       else if constexpr (kOp == Reduce::kMin)
@@ -191,9 +192,27 @@ void reduce(KernelContext& ctx) {
     if constexpr (kOp == Reduce::kLogSumExp) py[i] = std::log(py[i]) + max[static_cast<size_t>(i)];
   }
   if constexpr (kOp == Reduce::kMean) {
-    const float count = static_cast<float>(x.elements() / std::max<int64_t>(y.elements(), 1));
+    const T count = static_cast<T>(x.elements() / std::max<int64_t>(y.elements(), 1));
     for (int64_t i = 0; i < y.elements(); ++i) py[i] /= count;
   }
+}
+
+template <Reduce kOp>
+void reduce(KernelContext& ctx) {
+  if (ctx.in(0).dtype == DType::kFloat64)
+    reduce_as<kOp, double>(ctx);
+  else
+    reduce_as<kOp, float>(ctx);
+}
+
+Kernel reduce_kernel(void (*run)(KernelContext&)) {
+  return Kernel{
+      .check =
+          [](const Graph& g, const Node& n) {
+            return check_dtypes(g, n, 0, {DType::kFloat32, DType::kFloat64});
+          },
+      .run = run,
+  };
 }
 
 Kernel float_kernel(std::function<void(KernelContext&)> run) {
@@ -220,16 +239,16 @@ void add_normalization_kernels(KernelTable& t) {
   Kernel ln = float_kernel(layer_norm);
   ln.check = [](const Graph& g, const Node& n) { return check_float_inputs(g, n, {0, 1, 2}); };
   t.emplace_back(":LayerNormalization", std::move(ln));
-  t.emplace_back(":ReduceMean", float_kernel(reduce<Reduce::kMean>));
-  t.emplace_back(":ReduceSum", float_kernel(reduce<Reduce::kSum>));
-  t.emplace_back(":ReduceMax", float_kernel(reduce<Reduce::kMax>));
-  t.emplace_back(":ReduceMin", float_kernel(reduce<Reduce::kMin>));
-  t.emplace_back(":ReduceProd", float_kernel(reduce<Reduce::kProd>));
-  t.emplace_back(":ReduceL1", float_kernel(reduce<Reduce::kL1>));
-  t.emplace_back(":ReduceL2", float_kernel(reduce<Reduce::kL2>));
-  t.emplace_back(":ReduceSumSquare", float_kernel(reduce<Reduce::kSumSquare>));
-  t.emplace_back(":ReduceLogSum", float_kernel(reduce<Reduce::kLogSum>));
-  t.emplace_back(":ReduceLogSumExp", float_kernel(reduce<Reduce::kLogSumExp>));
+  t.emplace_back(":ReduceMean", reduce_kernel(reduce<Reduce::kMean>));
+  t.emplace_back(":ReduceSum", reduce_kernel(reduce<Reduce::kSum>));
+  t.emplace_back(":ReduceMax", reduce_kernel(reduce<Reduce::kMax>));
+  t.emplace_back(":ReduceMin", reduce_kernel(reduce<Reduce::kMin>));
+  t.emplace_back(":ReduceProd", reduce_kernel(reduce<Reduce::kProd>));
+  t.emplace_back(":ReduceL1", reduce_kernel(reduce<Reduce::kL1>));
+  t.emplace_back(":ReduceL2", reduce_kernel(reduce<Reduce::kL2>));
+  t.emplace_back(":ReduceSumSquare", reduce_kernel(reduce<Reduce::kSumSquare>));
+  t.emplace_back(":ReduceLogSum", reduce_kernel(reduce<Reduce::kLogSum>));
+  t.emplace_back(":ReduceLogSumExp", reduce_kernel(reduce<Reduce::kLogSumExp>));
 }
 
 }  // namespace memledger::exec

@@ -8,13 +8,16 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <queue>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "memledger/core/checked.h"
 #include "memledger/core/error.h"
 #include "memledger/core/input_file.h"
+#include "memledger/core/mapped_file.h"
 #include "memledger/core/text.h"
 #include "memledger/ir/affine.h"
 #include "memledger/ir/axis_roles.h"
@@ -22,6 +25,8 @@
 #include "memledger/ir/verifier.h"
 #include "onnx/check_names.h"
 #include "onnx/dimension_denotation.h"
+#include "onnx/external_data_reader.h"
+#include "onnx/mapped_model.h"
 #include "onnx/node_types.h"
 #include "onnx/proto_tensor.h"
 
@@ -141,57 +146,6 @@ void sort_nodes(GraphProto& graph) {
   google::protobuf::RepeatedPtrField<NodeProto> nodes;
   nodes.Swap(graph.mutable_node());
   for (int i : order) *graph.add_node() = nodes.Get(i);
-}
-
-// Moves external data into raw_data, after checking the location stays inside the model's
-// folder and the declared length against the file and the size bound.
-void resolve_external_data(TensorProto& tensor, const std::string& model_dir, int64_t& budget) {
-  const std::string what = "initializer '" + tensor.name() + "'";
-  std::string location;
-  int64_t offset = 0, length = -1;
-  for (const auto& entry : tensor.external_data()) {
-    try {
-      if (entry.key() == "location") location = entry.value();
-      if (entry.key() == "offset") offset = std::stoll(entry.value());
-      if (entry.key() == "length") length = std::stoll(entry.value());
-    } catch (const std::exception&) {
-      fail("{}: external data {} '{}' is not a number", what, entry.key(), entry.value());
-    }
-  }
-  if (model_dir.empty()) fail("{}: external data needs the model's folder (import from a file)", what);
-  if (location.empty()) fail("{}: external data without a location", what);
-  const fs::path relative(location);
-  if (relative.is_absolute()) fail("{}: external data location '{}' must be relative to the model", what, location);
-  std::error_code ec;
-  const fs::path dir = fs::weakly_canonical(fs::path(model_dir), ec);
-  const fs::path file = fs::weakly_canonical(dir / relative, ec);
-  if (ec) fail("{}: external data location '{}' cannot be resolved", what, location);
-  const auto [dir_end, file_it] = std::mismatch(dir.begin(), dir.end(), file.begin(), file.end());
-  if (dir_end != dir.end() || file == dir)
-    fail("{}: external data location '{}' leaves the model's folder", what, location);
-  const auto type = dtype_from_onnx_code(tensor.data_type());
-  if (!type) fail("{}: element type code {} is not supported", what, tensor.data_type());
-  Shape shape(tensor.dims().begin(), tensor.dims().end());
-  for (int64_t d : shape)
-    if (d < 0) fail("{}: negative extent in shape {}", what, shape_to_string(shape));
-  const int64_t expected = ceil_div(checked_mul(element_count(shape, what), dtype_bits(*type), what), 8);
-  if (length >= 0 && length != expected)
-    fail("{}: external data length {} does not match shape {} of {} ({} bytes)", what, length, shape_to_string(shape),
-         dtype_name(*type), expected);
-  const auto size = fs::file_size(file, ec);
-  if (ec) fail("{}: external data file '{}' cannot be read", what, location);
-  if (offset < 0 || checked_add(offset, expected, what) > static_cast<int64_t>(size))
-    fail("{}: external data file '{}' holds {} bytes, too few for {} bytes at offset {}", what, location, size,
-         expected, offset);
-  if (expected > budget) fail("{}: external data of {} bytes exceeds the size bound", what, expected);
-  budget -= expected;
-  std::ifstream in(file, std::ios::binary);
-  std::string data(static_cast<size_t>(expected), '\0');
-  in.seekg(offset);
-  if (!in.read(data.data(), expected)) fail("{}: external data file '{}' cannot be read", what, location);
-  tensor.clear_external_data();
-  tensor.set_data_location(TensorProto::DEFAULT);
-  tensor.set_raw_data(std::move(data));
 }
 
 // Applies --input-shape and checks every graph input has a static shape.
@@ -335,24 +289,81 @@ Tensor constant_node_value(const NodeProto& node, const std::string& label) {
   fail("node {}: unknown Constant attribute '{}'", label, key);
 }
 
-Graph build_graph(ModelProto& model, const ImportOptions& options, const std::string& model_dir) {
+// The tensor viewing initializer `init`'s raw_data, which parse_mapped_model cut out of
+// the protobuf and left at `range` of the mapped file; or nullopt after putting the bytes
+// back into raw_data where they cannot serve in place (packed int4, misaligned, a size
+// that does not match, other data fields: the ordinary checks then judge the tensor).
+std::optional<Tensor> in_file_view(TensorProto& init, const onnx_io::MappedModel& m,
+                                   std::pair<int64_t, int64_t> range) {
+  const std::span<std::byte> bytes = m.file->bytes(range.first, range.second);
+  const auto type = dtype_from_onnx_code(init.data_type());
+  const bool plain = type && *type != DType::kInt4 && *type != DType::kUInt4 &&
+                     init.data_location() != TensorProto::EXTERNAL && init.external_data_size() == 0 &&
+                     init.float_data_size() == 0 && init.int32_data_size() == 0 && init.int64_data_size() == 0 &&
+                     init.double_data_size() == 0 && init.uint64_data_size() == 0 && init.string_data_size() == 0;
+  if (plain && reinterpret_cast<uintptr_t>(bytes.data()) % static_cast<uintptr_t>(host_element_bytes(*type)) == 0) {
+    Shape shape(init.dims().begin(), init.dims().end());
+    int64_t expected = -1;
+    try {
+      if (std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d >= 0; }))
+        expected = checked_mul(element_count(shape, "initializer"), host_element_bytes(*type), "initializer");
+    } catch (const Error&) {
+    }
+    if (expected == range.second) return Tensor::view(*type, std::move(shape), m.file, range.first);
+  }
+  init.set_raw_data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  m.file->release(bytes);
+  return std::nullopt;
+}
+
+Graph build_graph(ModelProto& model, const ImportOptions& options, const std::string& model_dir,
+                  const onnx_io::MappedModel* in_file = nullptr) {
   const int64_t opset = default_opset(model);
   GraphProto& gp = *model.mutable_graph();
   refuse_unsupported(gp);
   sort_nodes(gp);
   fix_input_shapes(gp, options);
 
-  // Initializers: external data is read (bounded) and every tensor's declared size is
-  // checked against the bytes present. They are converted (and their protobuf bytes
-  // dropped, one at a time) only when the graph is built, so the weights are held once
-  // plus the biggest tensor, not twice.
-  int64_t budget = options.max_external_bytes;
-  for (auto& init : *gp.mutable_initializer())
-    if (init.data_location() == TensorProto::EXTERNAL) resolve_external_data(init, model_dir, budget);
-  std::unordered_set<std::string> constants;
+  // Initializers: external data is resolved (bounded, confined to the model's folder) and
+  // every tensor's declared size is checked against the bytes present. Weights a mapped
+  // file holds in place stay there (onnx/external_data_reader.h, onnx/mapped_model.h): they
+  // leave the protobuf, which checker and shape inference see as graph inputs of their
+  // type instead. The others are converted (and their protobuf bytes dropped, one at a
+  // time) only when the graph is built, so the weights are held once plus the biggest
+  // tensor, not twice.
+  onnx_io::ExternalData external(model_dir, options.max_external_bytes, options.map_tensors_from);
+  std::vector<std::pair<std::string, Tensor>> mapped;
+  std::unordered_set<std::string> input_names;
+  for (const auto& input : gp.input()) input_names.insert(input.name());
+  for (int i = 0, in_file_index = 0; i < gp.initializer_size(); ++in_file_index) {
+    TensorProto& init = *gp.mutable_initializer(i);
+    std::optional<Tensor> view;
+    if (in_file)
+      if (const auto it = in_file->raw_data.find(in_file_index); it != in_file->raw_data.end())
+        view = in_file_view(init, *in_file, it->second);
+    if (!view && init.data_location() == TensorProto::EXTERNAL) view = external.resolve(init);
+    if (!view) {
+      ++i;
+      continue;
+    }
+    if (!input_names.count(init.name())) {
+      auto* type = gp.add_input();
+      type->set_name(init.name());
+      auto* tensor_type = type->mutable_type()->mutable_tensor_type();
+      tensor_type->set_elem_type(init.data_type());
+      for (int64_t d : init.dims()) tensor_type->mutable_shape()->add_dim()->set_dim_value(d);
+    }
+    mapped.emplace_back(init.name(), std::move(*view));
+    gp.mutable_initializer()->DeleteSubrange(i, 1);
+  }
+  std::unordered_set<std::string> constants, mapped_names;
+  for (const auto& [name, view] : mapped)
+    if (!constants.insert(name).second || !mapped_names.insert(name).second)
+      fail("initializer '{}' is given twice", name);
   for (const auto& init : gp.initializer()) {
     onnx_io::check_tensor_proto(init, "initializer '" + init.name() + "'");
-    constants.insert(init.name());
+    if (!constants.insert(init.name()).second && mapped_names.count(init.name()))
+      fail("initializer '{}' is given twice", init.name());
   }
   // Tensor attributes (Constant's value, ConstantOfShape's) are checked the same way before
   // libonnx reads them: a Constant [43] holding one int64 made its inference of a following
@@ -418,6 +429,7 @@ Graph build_graph(ModelProto& model, const ImportOptions& options, const std::st
     google::protobuf::RepeatedField<double>().Swap(init.mutable_double_data());
     init.clear_raw_data();
   }
+  for (auto& [name, view] : mapped) ids[name] = g.add_constant(name, std::move(view));
   // Values a node's value rule worked out that stay node outputs (empty tensors: known to
   // the nodes after them, but not made constants).
   std::unordered_map<std::string, Tensor> known;
@@ -556,8 +568,18 @@ Graph import_onnx_file(const std::string& path, const ImportOptions& options) {
   check_input_file(path, options.max_bytes);
   std::string dir = fs::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
-  // Parsed straight from the file: no copy of the whole file is held beside the message.
+  // Parsed straight from the file: no copy of the whole file is held beside the message;
+  // a big file is mapped and its weights stay there.
   try {
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    if (!ec && static_cast<int64_t>(size) >= options.map_files_from) {
+      onnx_io::MappedModel mapped;
+      if (onnx_io::parse_mapped_model(MappedFile::open(path), options.map_tensors_from, mapped)) {
+        if (!mapped.model.has_graph()) fail("not an ONNX model: it has no graph");
+        return build_graph(mapped.model, options, dir, &mapped);
+      }
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) fail("cannot read the file");
     ModelProto model;

@@ -50,7 +50,11 @@ memledger_cli_test(run_device_needs_arena ARGS run ${onnx_data}/affine_distinct.
   EXIT_CODE 2 OUTPUT "--device requires --arena")
 
 # Kernel sets, threads and timing (issue 15).
+# A single run reorders weights into each node's workspace (prepacking would hold a copy of
+# every weight); with --repeat they are prepacked once.
 memledger_cli_test(run_fast_kernels_default ARGS run ${onnx_data}/conv_bn_relu.onnx
+  OUTPUT "kernels: fast kernels \\(oneDNN, 1 thread\\) on 6 of 6 nodes; weights reordered on every run, in the declared workspaces")
+memledger_cli_test(run_fast_kernels_prepacked_for_repeat ARGS run ${onnx_data}/conv_bn_relu.onnx --repeat 1
   OUTPUT "kernels: fast kernels \\(oneDNN, 1 thread\\) on 6 of 6 nodes; weights prepacked once: [0-9]+ B held outside the plan")
 memledger_cli_test(run_reference_kernels ARGS run ${onnx_data}/conv_bn_relu.onnx --kernels reference
   OUTPUT "kernels: reference kernels on all 6 nodes" NOT_OUTPUT "oneDNN")

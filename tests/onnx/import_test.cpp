@@ -1,6 +1,7 @@
 // Import of the tiny models in tests/data/onnx (written by scripts/make_test_models.py):
 // values, constants, axis roles, and one clear Error for each kind of bad input.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -8,7 +9,9 @@
 #include <sstream>
 
 #include "memledger/core/error.h"
+#include "memledger/exec/executor.h"
 #include "memledger/ir/printer.h"
+#include "memledger/onnx/export.h"
 #include "memledger/onnx/import.h"
 
 namespace memledger {
@@ -131,6 +134,95 @@ TEST(OnnxImport, UnknownOperatorsImportButAreNotKnown) {
   EXPECT_TRUE(is_known_operator(g.node(g.order()[0]), g.opset));
   EXPECT_FALSE(is_known_operator(g.node(g.order()[1]), g.opset));
   EXPECT_EQ(g.node(g.order()[1]).domain, "com.example");
+}
+
+TEST(OnnxImport, BigExternalDataIsMappedNotRead) {
+  const Graph read = import_onnx_file(data_path("external_data.onnx"));
+  EXPECT_FALSE(find_value(read, "w").constant->is_mapped());  // 12 bytes: below map_tensors_from
+  ImportOptions options;
+  options.map_tensors_from = 4;
+  const Graph mapped = import_onnx_file(data_path("external_data.onnx"), options);
+  const Tensor& w = *find_value(mapped, "w").constant;
+  EXPECT_TRUE(w.is_mapped());
+  EXPECT_EQ(w, *find_value(read, "w").constant);
+  EXPECT_EQ(print_graph(mapped), print_graph(read));
+  // The checks before the mapping still refuse what leaves the folder.
+  EXPECT_NE(import_error("bad_external_escape.onnx", options).find("leaves the model's folder"), std::string::npos);
+}
+
+// A model whose weight (64 × 300 floats, 75 KiB) is big enough to stay in a mapped file.
+class MappedModelFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("memledger_import_" + std::to_string(::getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    Graph g;
+    const ValueId x = g.add_input({.name = "x", .shape = {1, 64}});
+    Tensor w(DType::kFloat32, {64, 300});
+    for (int64_t i = 0; i < w.elements(); ++i)
+      w.data<float>()[static_cast<size_t>(i)] = 0.001f * static_cast<float>(i % 997);
+    const ValueId wid = g.add_constant("w", w);
+    const ValueId y = g.add_value({.name = "y", .shape = {1, 300}});
+    g.add_node({.name = "mm", .op = "MatMul", .inputs = {x, wid}, .outputs = {y}});
+    g.mark_output(y);
+    bytes_ = export_onnx_bytes(g);
+    std::ofstream(path(), std::ios::binary) << bytes_;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path() const { return (dir_ / "model.onnx").string(); }
+  std::filesystem::path dir_;
+  std::string bytes_;
+};
+
+TEST_F(MappedModelFile, WeightsStayInTheMappedFile) {
+  const Graph read = import_onnx_file(path());  // under map_files_from: parsed as before
+  EXPECT_FALSE(find_value(read, "w").constant->is_mapped());
+  ImportOptions options;
+  options.map_files_from = 0;
+  const Graph mapped = import_onnx_file(path(), options);
+  const Tensor& w = *find_value(mapped, "w").constant;
+  EXPECT_EQ(w, *find_value(read, "w").constant);
+  EXPECT_EQ(print_graph(mapped), print_graph(read));
+  // In place unless the protobuf put the bytes at an offset the floats cannot use.
+  const auto at =
+      bytes_.find(std::string(reinterpret_cast<const char*>(find_value(read, "w").constant->bytes().data()), 64));
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(w.is_mapped(), at % 4 == 0);
+  // Tensors under map_tensors_from are read.
+  options.map_tensors_from = int64_t{1} << 20;
+  EXPECT_FALSE(find_value(import_onnx_file(path(), options), "w").constant->is_mapped());
+}
+
+TEST_F(MappedModelFile, RunsTheSameFromTheMappingAndAfterReleasingIt) {
+  ImportOptions options;
+  options.map_files_from = 0;
+  options.map_tensors_from = 0;  // every weight viewed in place where aligned
+  const Graph read = import_onnx_file(path());
+  const Graph mapped = import_onnx_file(path(), options);
+  Tensor x(DType::kFloat32, {1, 64});
+  for (int64_t i = 0; i < 64; ++i) x.data<float>()[static_cast<size_t>(i)] = 0.5f - 0.01f * static_cast<float>(i);
+  for (KernelSet set : {KernelSet::kReference, KernelSet::kFast}) {
+    const auto expected = Executor(read, {.kernels = set}).run({x});
+    Executor releasing(mapped, {.kernels = set, .release_weights_after_use = true});
+    // Twice: the second run reads the released pages back from the file.
+    EXPECT_EQ(releasing.run({x}), expected) << kernel_set_name(set);
+    EXPECT_EQ(releasing.run({x}), expected) << kernel_set_name(set);
+  }
+}
+
+TEST_F(MappedModelFile, ATruncatedMappedFileIsRefusedAsBefore) {
+  std::ofstream(path(), std::ios::binary | std::ios::trunc) << bytes_.substr(0, bytes_.size() / 2);
+  ImportOptions options;
+  options.map_files_from = 0;
+  try {
+    import_onnx_file(path(), options);
+    ADD_FAILURE() << "a truncated model imported";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    EXPECT_NE(std::string(e.what()).find("the protobuf does not parse"), std::string::npos) << e.what();
+  }
 }
 
 TEST(OnnxImport, DynamicDimensionsNeedAShape) {

@@ -31,6 +31,11 @@ struct ExecOptions {
   // the executor is made, and held by it (Executor::prepacked_bytes(), outside the plan).
   // Off: they are reordered on every run into the node's declared workspace.
   bool prepack_weights = true;
+  // Weights viewing a mapped model file hand their pages back to the kernel after their
+  // last reader in each run (Tensor::release_pages), so a single run holds each one only
+  // while nodes read it (`memledger run` without --repeat). The next run reads them again
+  // from the page cache: minor faults, which repeated runs are better without.
+  bool release_weights_after_use = false;
   // Activation and workspace bytes live at once during a run; a buffer that would pass it
   // is an Error naming the node, the value and the bytes, raised before the allocation.
   int64_t max_memory_bytes = kDefaultMaxMemoryBytes;

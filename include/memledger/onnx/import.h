@@ -32,6 +32,12 @@ struct ImportOptions {
   // Bound on all of a model's external data together: models over 2 GiB keep their
   // weights there (torchvision's vit_h_14: 2.35 GiB).
   int64_t max_external_bytes = int64_t{64} << 30;
+  // Model files of at least this many bytes are mapped, not read; in them and in external
+  // data files, tensors of at least map_tensors_from bytes are viewed in place (when held
+  // in the host layout, aligned to their element size), never copied onto the heap.
+  // Smaller ones, shape constants among them, are read as before.
+  int64_t map_files_from = int64_t{16} << 20;
+  int64_t map_tensors_from = int64_t{64} << 10;
 };
 
 // Imports a model file. External data files must lie inside the model's folder. Every

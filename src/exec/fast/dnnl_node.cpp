@@ -93,7 +93,7 @@ dnnl::memory DnnlNode::reordered(const dnnl::memory& from, const dnnl::memory::d
   return to;
 }
 
-dnnl::memory DnnlNode::constant_reordered(const dnnl::memory& from, const void* constant,
+dnnl::memory DnnlNode::constant_reordered(const dnnl::memory& from, const Tensor& constant,
                                           const dnnl::memory::desc& want, const PrepareOptions& options) {
   if (from.get_desc() == want) return from;
   if (!options.prepack_weights) return reordered(from, want);
@@ -103,10 +103,11 @@ dnnl::memory DnnlNode::constant_reordered(const dnnl::memory& from, const void* 
   // Made once, outside any run: oneDNN's own scratchpad is fine here.
   prepacked_.push_back(std::make_unique<std::byte[]>(static_cast<size_t>(bytes)));
   dnnl::memory to(want, cpu_engine(), prepacked_.back().get());
-  dnnl::memory source(from.get_desc(), cpu_engine(), const_cast<void*>(constant));
+  dnnl::memory source(from.get_desc(), cpu_engine(), const_cast<std::byte*>(constant.bytes().data()));
   dnnl::stream stream(cpu_engine());
   dnnl::reorder(source, to).execute(stream, source, to);
   stream.wait();
+  constant.release_pages();
   return to;
 }
 

@@ -38,8 +38,10 @@ class DnnlNode : public PreparedNode {
   dnnl::memory reordered(const dnnl::memory& from, const dnnl::memory::desc& want);
   // The constant weights of input `index` (`from`, bound to it) in `want`'s format: `from`
   // itself when they agree; with prepacking, a buffer the node holds, reordered now (not
-  // when only the contract is wanted); else a workspace region reordered on every run.
-  dnnl::memory constant_reordered(const dnnl::memory& from, const void* constant, const dnnl::memory::desc& want,
+  // when only the contract is wanted), after which a mapped constant's pages go back to
+  // the kernel (Tensor::release_pages: the run reads the reordered copy only); else a
+  // workspace region reordered on every run.
+  dnnl::memory constant_reordered(const dnnl::memory& from, const Tensor& constant, const dnnl::memory::desc& want,
                                   const PrepareOptions& options);
   // Writes `from` (a workspace region in the primitive's format) into `to` at the end.
   void reorder_step(const dnnl::memory& from, const dnnl::memory& to);

@@ -263,10 +263,9 @@ void run_through_workspace(DnnlNode& node, const PD& pd, const memory& src, cons
                            const Value& weights_value, const memory& bias, const memory& dst, const std::string& what,
                            const PrepareOptions& options) {
   const memory src_in = node.reordered(src, pd.src_desc());
-  const memory weights_in =
-      weights_value.is_constant()
-          ? node.constant_reordered(weights, weights_value.constant->bytes().data(), pd.weights_desc(), options)
-          : node.reordered(weights, pd.weights_desc());
+  const memory weights_in = weights_value.is_constant()
+                                ? node.constant_reordered(weights, *weights_value.constant, pd.weights_desc(), options)
+                                : node.reordered(weights, pd.weights_desc());
   const bool dst_direct = pd.dst_desc() == dst.get_desc();
   const memory dst_out = dst_direct ? dst : node.workspace(pd.dst_desc());
   Args args{{DNNL_ARG_SRC, src_in}, {DNNL_ARG_WEIGHTS, weights_in}, {DNNL_ARG_DST, dst_out}};
@@ -476,14 +475,16 @@ void prepare_pool(DnnlNode& node, const Graph& g, const Node& n, bool max, bool 
 // descriptors over inputs 0 and 1.
 void add_matmul(DnnlNode& node, const memory& a, const memory& b, const memory& bias, const memory& y,
                 const dnnl::primitive_attr& attr, const Value* b_constant, const PrepareOptions& options) {
-  // Constant weights: oneDNN picks their format, and they are reordered into it once.
+  // Constant weights: oneDNN picks their format, and they are reordered into it once. Not
+  // prepacking, they are used as they lie: a reorder on every run would need a workspace
+  // as big as the weight (vgg's first fc: 411 MB) for a product that reads it once.
+  const bool reorder_b = b_constant && options.prepack_weights;
   const memory::desc b_desc =
-      b_constant ? memory::desc(b.get_desc().dims(), dt::f32, memory::format_tag::any) : b.get_desc();
+      reorder_b ? memory::desc(b.get_desc().dims(), dt::f32, memory::format_tag::any) : b.get_desc();
   const dnnl::matmul::desc desc = bias ? dnnl::matmul::desc(a.get_desc(), b_desc, bias.get_desc(), y.get_desc())
                                        : dnnl::matmul::desc(a.get_desc(), b_desc, y.get_desc());
   const auto pd = usable(dnnl::matmul::primitive_desc(desc, attr, cpu_engine()), /*allow_ref=*/false);
-  const memory weights =
-      b_constant ? node.constant_reordered(b, b_constant->constant->bytes().data(), pd.weights_desc(), options) : b;
+  const memory weights = reorder_b ? node.constant_reordered(b, *b_constant->constant, pd.weights_desc(), options) : b;
   Args args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, y}};
   if (bias) args.emplace_back(DNNL_ARG_BIAS, bias);
   if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
