@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <limits>
 #include <queue>
 #include <span>
 #include <unordered_map>
@@ -630,10 +631,13 @@ ShapeCrossCheck cross_check_shapes(const std::string& path, const ImportOptions&
     GraphProto& gp = *model.mutable_graph();
     sort_nodes(gp);
     fix_input_shapes(gp, options);
-    int64_t budget = options.max_external_bytes;
     std::string dir = fs::path(path).parent_path().string();
+    // Every external tensor into raw_data (map_from: no tensor is viewed in place): the
+    // cross-check hands the file to libonnx whole.
+    onnx_io::ExternalData external(dir.empty() ? "." : dir, options.max_external_bytes,
+                                   std::numeric_limits<int64_t>::max());
     for (auto& init : *gp.mutable_initializer())
-      if (init.data_location() == TensorProto::EXTERNAL) resolve_external_data(init, dir.empty() ? "." : dir, budget);
+      if (init.data_location() == TensorProto::EXTERNAL) external.resolve(init);
     for (auto& node : *gp.mutable_node()) {
       if (node.op_type() == "Constant" || node.output_size() != 1) continue;
       const auto it = constant.find(node.output(0));
