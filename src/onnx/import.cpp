@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <span>
 #include <unordered_map>
