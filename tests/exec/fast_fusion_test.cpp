@@ -1,4 +1,4 @@
-// The fast set's fusions (PrepareOptions::fuse): a Relu, Clip or SiLU after a Conv runs as
+// The fast set's fusions (PrepareOptions::fuse): a Relu, Clip, Sigmoid or SiLU after a Conv runs as
 // the Conv's post-op and its node forwards the values; a SiLU elsewhere runs as one swish.
 // The numbers are the reference's, an activation whose Conv output has another reader is
 // not fused, a heap run hands the forwarding node the Conv's buffer, and a run inside the
@@ -105,6 +105,52 @@ TEST(FastFusion, SiluAfterAnythingElseIsOneSwish) {
   const Tensor expected = run_graph(g, inputs, {.kernels = KernelSet::kReference}).at(0);
   const Tensor got = run_graph(g, inputs, {.kernels = KernelSet::kFast}).at(0);
   for (int64_t i = 0; i < got.elements(); ++i) EXPECT_NEAR(got.data<float>()[i], expected.data<float>()[i], 1e-6f) << i;
+}
+
+// A squeeze-and-excitation block as torchvision's efficientnet exports it: x → global
+// average pool → Conv 1×1 → SiLU → Conv 1×1 → Sigmoid → Mul(x, gate). Both Convs run on a
+// 1×1 activation as one matrix product with their activation as a post-op (the SiLU's Mul
+// and the gate's Sigmoid forward, taking the Convs' buffers on the heap).
+TEST(FastFusion, SqueezeExcitationGateIsTwoFusedProducts) {
+  Graph g;
+  const ValueId x = g.add_input({.name = "x", .dtype = DType::kFloat32, .shape = {1, 8, 6, 6}, .roles = kNCHW});
+  auto value = [&](const char* name, Shape shape) {
+    return g.add_value({.name = name, .shape = shape, .roles = kNCHW});
+  };
+  const ValueId pooled = value("pooled", {1, 8, 1, 1});
+  g.add_node({.name = "pool", .op = "GlobalAveragePool", .inputs = {x}, .outputs = {pooled}});
+  auto conv = [&](const char* name, ValueId in, int64_t cin, int64_t cout, float start) {
+    const ValueId w = g.add_constant(std::string(name) + ".w", ramp({cout, cin, 1, 1}, start, 0.043f, 23));
+    const ValueId b = g.add_constant(std::string(name) + ".b", ramp({cout}, -0.3f, 0.07f, 5));
+    const ValueId out = value(name, {1, cout, 1, 1});
+    g.add_node({.name = name, .op = "Conv", .inputs = {in, w, b}, .outputs = {out}});
+    return out;
+  };
+  const ValueId c1 = conv("fc1", pooled, 8, 4, -0.4f);
+  const ValueId s1 = value("s1", {1, 4, 1, 1}), m1 = value("m1", {1, 4, 1, 1});
+  g.add_node({.name = "sigmoid", .op = "Sigmoid", .inputs = {c1}, .outputs = {s1}});
+  g.add_node({.name = "silu", .op = "Mul", .inputs = {c1, s1}, .outputs = {m1}});
+  const ValueId c2 = conv("fc2", m1, 4, 8, -0.5f);
+  const ValueId gate = value("gate", {1, 8, 1, 1}), y = value("y", {1, 8, 6, 6});
+  g.add_node({.name = "gate", .op = "Sigmoid", .inputs = {c2}, .outputs = {gate}});
+  g.add_node({.name = "scale", .op = "Mul", .inputs = {gate, x}, .outputs = {y}});
+  g.mark_output(y);
+  const std::vector<Tensor> inputs{ramp({1, 8, 6, 6}, -2.0f, 0.037f, 97)};
+  const Tensor expected = run_graph(g, inputs, {.kernels = KernelSet::kReference}).at(0);
+  Executor fast(g, {.kernels = KernelSet::kFast});
+  EXPECT_EQ(fast.fast_node_count(), 7) << fast.summary();
+  CountingHeap heap;
+  const Tensor got = fast.run(inputs, &heap).at(0);
+  ASSERT_EQ(got.elements(), expected.elements());
+  for (int64_t i = 0; i < got.elements(); ++i) EXPECT_NEAR(got.data<float>()[i], expected.data<float>()[i], 1e-5f) << i;
+  EXPECT_EQ(heap.moves, 2);  // the SiLU's Mul and the gate's Sigmoid
+
+  // Inside the fast plan: no guard violation, every workspace used, bit-identical.
+  const ExecOptions exec{.kernels = KernelSet::kFast, .threads = 1};
+  const MemoryPlan plan = plan_for_kernels(g, builtin_profile("host"), exec);
+  const ArenaRunReport r = run_in_arena(g, plan, inputs, exec);
+  EXPECT_TRUE(r.clean()) << (r.differing_outputs.empty() ? r.failure : r.differing_outputs[0]);
+  EXPECT_TRUE(r.untouched_workspaces.empty());
 }
 
 }  // namespace

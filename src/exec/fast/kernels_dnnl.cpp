@@ -4,7 +4,7 @@
 // (the host profile's layout) or, between fast nodes, channels-last NHWC (fast/layout.h:
 // the same bytes in another order); where a primitive prefers another format, the input,
 // weights and output are reordered through workspace regions the contract declares. A
-// Relu, Clip or SiLU after a Conv is its post-op (PrepareOptions::fuse).
+// Relu, Clip, Sigmoid or SiLU after a Conv is its post-op (PrepareOptions::fuse).
 // Implementations that allocate on their own (oneDNN's gemm-based ones pack through
 // malloc) are refused, as are the slow reference ones: then the reference kernel runs.
 #include <algorithm>
@@ -157,9 +157,10 @@ Activation activation_of(const Graph& g, const Node& n) {
 
 int silu_input(const Graph& g, const Node& mul);
 
-// The activation a Conv's output goes through, that can be its post-op: a Relu or Clip that
-// alone reads the output (same shape, float, not a graph output), or a SiLU's Mul whose
-// Sigmoid and itself are the output's only readers. Null when there is none.
+// The activation a Conv's output goes through, that can be its post-op: a Relu, Clip or
+// Sigmoid that alone reads the output (same shape, float, not a graph output), or a SiLU's
+// Mul whose Sigmoid and itself are the output's only readers. Null when there is none. (A
+// squeeze-and-excitation block's gate is a Conv on a 1×1 activation and its Sigmoid.)
 struct PostOp {
   const Node* node = nullptr;  // the Relu, Clip or Mul whose output the post-op computes
   Activation activation;
@@ -183,8 +184,8 @@ PostOp fusable_activation(const Graph& g, const Node& conv) {
   }
   if (readers.size() != 1) return {};
   const Node& act = g.node(readers[0]);
-  if ((act.op != "Relu" && act.op != "Clip") || !act.domain.empty() || act.inputs.empty() || act.inputs[0] != c ||
-      act.outputs.size() != 1 || !act.outputs[0].valid())
+  if ((act.op != "Relu" && act.op != "Clip" && act.op != "Sigmoid") || !act.domain.empty() || act.inputs.empty() ||
+      act.inputs[0] != c || act.outputs.size() != 1 || !act.outputs[0].valid())
     return {};
   const Value& yv = g.value(act.outputs[0]);
   if (yv.dtype != DType::kFloat32 || yv.shape != g.value(c).shape) return {};
@@ -195,7 +196,7 @@ PostOp fusable_activation(const Graph& g, const Node& conv) {
   }
 }
 
-// The input of `node` (a Relu, Clip or SiLU's Mul) that a Conv's output with `node` as its
+// The input of `node` (a Relu, Clip, Sigmoid or SiLU's Mul) that a Conv's output with `node` as its
 // post-op is, or -1.
 int forwarded_input(const Graph& g, const Node& node) {
   const int x = node.op == "Mul" ? silu_input(g, node) : 0;
@@ -211,7 +212,7 @@ const Node* fused_conv_of(const Graph& g, const Node& node) {
   return x < 0 ? nullptr : &g.node(g.value(node.inputs[static_cast<size_t>(x)]).producer);
 }
 
-// A Conv's attributes: user scratchpad, and its Relu or Clip as a post-op where it fuses.
+// A Conv's attributes: user scratchpad, and its activation as a post-op where it fuses.
 dnnl::primitive_attr conv_attr(const Graph& g, const Node& conv, const PrepareOptions& options, bool& fused) {
   dnnl::primitive_attr attr = user_scratchpad_attr();
   fused = false;
@@ -226,7 +227,7 @@ dnnl::primitive_attr conv_attr(const Graph& g, const Node& conv, const PrepareOp
   return attr;
 }
 
-// A Relu, Clip or SiLU's Mul fused into the Conv before it: input `input` (the Conv's
+// A Relu, Clip, Sigmoid or SiLU's Mul fused into the Conv before it: input `input` (the Conv's
 // output) is already activated.
 class ForwardNode : public PreparedNode {
  public:
@@ -295,10 +296,13 @@ void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOp
   const bool src_cl = channels_last(options, n.inputs[0]), dst_cl = channels_last(options, n.outputs[0]);
   bool fused = false;
   const dnnl::primitive_attr attr = conv_attr(g, n, options, fused);
+  // A 1×1 activation (a squeeze-and-excitation block's) is the same bytes in either order:
+  // rows of channels, as channels-last ones are.
+  const bool one_position = x.size() == 4 && x[2] == 1 && x[3] == 1;
   if (pointwise && src_cl == dst_cl && (!has_in(n, 2) || all_f32_dims(in_value(g, n, 2)) == memory::dims{maps})) {
     DnnlNode trial;
     try {
-      if (src_cl) {
+      if (src_cl || one_position) {
         prepare_pointwise_channels_last(trial, g, n, options, attr);
         if (fused) trial.set_fused();
         node = std::move(trial);
@@ -973,7 +977,8 @@ const Node* silu_mul_of(const Graph& g, const Node& sigmoid);
 const Node* post_op_node(const Graph& g, const Node& conv) { return fusable_activation(g, conv).node; }
 
 const Node* fusion_partner(const Graph& g, const Node& n) {
-  if (n.op == "Sigmoid") return silu_mul_of(g, n);
+  if (n.op == "Sigmoid")
+    if (const Node* mul = silu_mul_of(g, n)) return mul;
   return fused_conv_of(g, n);
 }
 

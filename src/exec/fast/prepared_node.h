@@ -56,9 +56,9 @@ struct PrepareOptions {
   // - SiLU as exported, s = Sigmoid(x), y = Mul(x, s) with s read by that Mul only, runs as
   //   one oneDNN swish in the Mul (one pass over x instead of three); the Sigmoid's output
   //   stays in the plan but is never written nor read.
-  // - A Relu or Clip that alone reads a Conv's output, or a SiLU whose x is a Conv's output
+  // - A Relu, Clip or Sigmoid that alone reads a Conv's output, or a SiLU whose x is a Conv's output
   //   read by nothing else, is a post-op of the Conv, which writes the activated values into
-  //   its own output; the Relu, Clip or SiLU's Mul then forwards them (forwarded_input()).
+  //   its own output; that node then forwards them (forwarded_input()).
   //   Relu and Clip are idempotent, so one that computes anyway gets the same numbers; a
   //   forwarding node whose Conv did not fuse is prepared again without fusion.
   bool fuse = true;
@@ -66,8 +66,9 @@ struct PrepareOptions {
 
 // The node whose fused() `node` relies on when it relies_on_fusion(), or null.
 const Node* fusion_partner(const Graph& graph, const Node& node);
-// The node whose output a Conv's post-op computes (a Relu, Clip or SiLU's Mul), or null. A
-// SiLU is not idempotent: a fused Conv needs that Mul to forward (forwarded_input()).
+// The node whose output a Conv's post-op computes (a Relu, Clip, Sigmoid or SiLU's Mul), or
+// null. A SiLU or Sigmoid is not idempotent: a fused Conv needs that node to forward
+// (forwarded_input()).
 const Node* post_op_node(const Graph& graph, const Node& conv);
 
 // Whether the fast set has a kernel for the operator at all.
