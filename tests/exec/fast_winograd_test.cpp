@@ -1,0 +1,80 @@
+// The fast set's choice of Winograd (exec/fast/kernels_dnnl.cpp): a dense 3×3 Conv with
+// stride 1 over at least 27×27 outputs runs oneDNN's Winograd kernel, a smaller one the
+// direct kernel; either way the numbers are the reference's within float rounding, and a
+// run inside the fast plan (the Winograd tiles and reorders in the declared workspace) is
+// clean and bit-identical.
+#include <gtest/gtest.h>
+
+#include "exec/fast/prepared_node.h"
+#include "memledger/exec/arena_run.h"
+#include "memledger/exec/executor.h"
+#include "memledger/exec/interpreter.h"
+
+namespace memledger {
+namespace {
+
+const AxisRoles kNCHW{AxisRole::kN, AxisRole::kC, AxisRole::kH, AxisRole::kW};
+
+Tensor ramp(Shape shape, float start, float step, int period) {
+  Tensor t(DType::kFloat32, std::move(shape));
+  for (int64_t i = 0; i < t.elements(); ++i) t.data<float>()[i] = start + step * static_cast<float>(i % period);
+  return t;
+}
+
+// x [1, 16, side, side] → Conv 3×3 (pads 1, 16 → 32) → Relu → y.
+Graph conv_network(int64_t side) {
+  Graph g;
+  const ValueId x = g.add_input({.name = "x", .dtype = DType::kFloat32, .shape = {1, 16, side, side}, .roles = kNCHW});
+  const ValueId w = g.add_constant("w", ramp({32, 16, 3, 3}, -0.35f, 0.0113f, 61));
+  const ValueId b = g.add_constant("b", ramp({32}, -0.2f, 0.013f, 32));
+  const ValueId c = g.add_value({.name = "c", .shape = {1, 32, side, side}, .roles = kNCHW});
+  const ValueId y = g.add_value({.name = "y", .shape = {1, 32, side, side}, .roles = kNCHW});
+  g.add_node({.name = "conv",
+              .op = "Conv",
+              .inputs = {x, w, b},
+              .outputs = {c},
+              .attributes = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}});
+  g.add_node({.name = "relu", .op = "Relu", .inputs = {c}, .outputs = {y}});
+  g.mark_output(y);
+  return g;
+}
+
+std::string implementation(const Graph& g) {
+  std::string why;
+  const auto node = exec::fast::prepare(g, g.node(g.order().at(0)), {.threads = 1}, why);
+  EXPECT_NE(node, nullptr) << why;
+  return node ? node->describe() : why;
+}
+
+void expect_reference_numbers_and_clean_arena(const Graph& g, int64_t side) {
+  const std::vector<Tensor> inputs{ramp({1, 16, side, side}, -1.5f, 0.0171f, 173)};
+  const Tensor expected = run_graph(g, inputs, {.kernels = KernelSet::kReference}).at(0);
+  const Tensor got = run_graph(g, inputs, {.kernels = KernelSet::kFast}).at(0);
+  ASSERT_EQ(got.elements(), expected.elements());
+  float largest = 0;
+  for (int64_t i = 0; i < expected.elements(); ++i) largest = std::max(largest, std::abs(expected.data<float>()[i]));
+  ASSERT_GT(largest, 1.0f);
+  for (int64_t i = 0; i < got.elements(); ++i)
+    ASSERT_NEAR(got.data<float>()[i], expected.data<float>()[i], 1e-5f * largest) << i;
+
+  const ExecOptions exec{.kernels = KernelSet::kFast, .threads = 1};
+  const MemoryPlan plan = plan_for_kernels(g, builtin_profile("host"), exec);
+  const ArenaRunReport r = run_in_arena(g, plan, inputs, exec);
+  EXPECT_TRUE(r.clean()) << (r.differing_outputs.empty() ? r.failure : r.differing_outputs[0]);
+  EXPECT_TRUE(r.untouched_workspaces.empty());
+}
+
+TEST(FastWinograd, LargeDense3x3ConvRunsWinograd) {
+  const Graph g = conv_network(28);
+  EXPECT_NE(implementation(g).find("wino"), std::string::npos) << implementation(g);
+  expect_reference_numbers_and_clean_arena(g, 28);
+}
+
+TEST(FastWinograd, SmallConvKeepsTheDirectKernel) {
+  const Graph g = conv_network(13);
+  EXPECT_EQ(implementation(g).find("wino"), std::string::npos) << implementation(g);
+  expect_reference_numbers_and_clean_arena(g, 13);
+}
+
+}  // namespace
+}  // namespace memledger
