@@ -1,8 +1,8 @@
 // The fast set's choice of Winograd (exec/fast/kernels_dnnl.cpp): a dense 3×3 Conv with
-// stride 1 over at least 27×27 outputs runs oneDNN's Winograd kernel, a smaller one the
-// direct kernel; either way the numbers are the reference's within float rounding, and a
-// run inside the fast plan (the Winograd tiles and reorders in the declared workspace) is
-// clean and bit-identical.
+// stride 1 over at least 27×27 outputs and prepacked weights runs oneDNN's Winograd kernel;
+// a smaller one, or one whose weights are reordered on every run, the direct kernel; either way the numbers are the
+// reference's within float rounding, and a run inside the fast plan (the Winograd tiles and reorders in the declared
+// workspace) is clean and bit-identical.
 #include <gtest/gtest.h>
 
 #include "exec/fast/prepared_node.h"
@@ -39,9 +39,9 @@ Graph conv_network(int64_t side) {
   return g;
 }
 
-std::string implementation(const Graph& g) {
+std::string implementation(const Graph& g, bool prepack = true) {
   std::string why;
-  const auto node = exec::fast::prepare(g, g.node(g.order().at(0)), {.threads = 1}, why);
+  const auto node = exec::fast::prepare(g, g.node(g.order().at(0)), {.threads = 1, .prepack_weights = prepack}, why);
   EXPECT_NE(node, nullptr) << why;
   return node ? node->describe() : why;
 }
@@ -68,6 +68,8 @@ TEST(FastWinograd, LargeDense3x3ConvRunsWinograd) {
   const Graph g = conv_network(28);
   EXPECT_NE(implementation(g).find("wino"), std::string::npos) << implementation(g);
   expect_reference_numbers_and_clean_arena(g, 28);
+  // Transformed on every run, the weights would need four times their bytes of workspace.
+  EXPECT_EQ(implementation(g, false).find("wino"), std::string::npos) << implementation(g, false);
 }
 
 TEST(FastWinograd, SmallConvKeepsTheDirectKernel) {

@@ -331,13 +331,16 @@ void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOp
   // 2 leaves every format to oneDNN.
   // Mode 3 first: Winograd (oneDNN's F(2×2,3×3) and F(4×4,3×3) on nChw16c, the activations
   // reordered through the workspace) for a dense 3×3 Conv, stride 1, over at least 27×27
-  // outputs: squeezenet1_0's expand Convs 0.79 → 0.52 ms (54×54, reorders included),
-  // resnet18's 28×28 ones 1.6×; below that it was slower (13×13: 0.22 against 0.20 ms), and
-  // the transformed weights, held prepacked, are 1.8–4× the originals (resnet18's 7×7 and
-  // 14×14 layers would add 33 MB).
+  // outputs, with prepacked weights of at most 1 MiB: squeezenet1_0's expand Convs 0.79 →
+  // 0.52 ms (54×54, reorders included), resnet18's 28×28 ones 1.6×; below 27×27 it was
+  // slower (13×13: 0.22 against 0.20 ms). The transformed weights are 1.8–4× the originals:
+  // held prepacked, larger ones would cost more memory than they save time (resnet18's 7×7
+  // and 14×14 layers: 33 MB more; vgg16's 2.4–9.4 MB layers four times that), and
+  // transformed on every run (no prepacking) they would need that much workspace.
   std::vector<int> modes;
   const bool wino = group == 1 && kernel == std::vector<int64_t>{3, 3} && w.strides == memory::dims{1, 1} &&
-                    w.dilations == memory::dims{1, 1} && y.size() == 4 && y[2] * y[3] >= 27 * 27;
+                    w.dilations == memory::dims{1, 1} && y.size() == 4 && y[2] * y[3] >= 27 * 27 &&
+                    options.prepack_weights && wv.is_constant() && maps * cg * 9 * 4 <= (int64_t{1} << 20);
   if (wino) modes.push_back(3);
   for (int mode = src_cl && dst_cl ? 0 : (src_cl || dst_cl ? 1 : 2); mode <= 2; ++mode) modes.push_back(mode);
   for (const int mode : modes) {
