@@ -158,7 +158,7 @@ struct Executor::State {
     int64_t workspace_bytes = 0;
     exec::KernelContext ctx;
     std::vector<ValueId> release_after;  // values whose last reader (or producer) this step is
-    ValueId forward_from;                // the forwarded input, when its buffer may become output 0's
+    ValueId forward_from;                // the forwarded (or in-place) input, when its buffer may become output 0's
     // Mapped constants whose last reader this step is (ExecOptions::release_weights_after_use).
     std::vector<const Tensor*> release_constants_after;
   };
@@ -244,7 +244,8 @@ Executor::Executor(const Graph& graph, ExecOptions options)
       if (v.valid() && !graph.value(v).is_constant() && last_use[v.index] <= step)
         s.steps[step].release_after.push_back(v);
     const auto& fast = s.steps[step].fast;
-    const int forwarded = fast ? fast->forwarded_input() : -1;
+    // The forwarded input, or one an elementwise kernel runs in place over.
+    const int forwarded = !fast ? -1 : fast->forwarded_input() >= 0 ? fast->forwarded_input() : fast->in_place_input();
     if (forwarded >= 0 && static_cast<size_t>(forwarded) < node.inputs.size() &&
         node.inputs[static_cast<size_t>(forwarded)].valid() && node.outputs.size() == 1 && node.outputs[0].valid()) {
       const ValueId in = node.inputs[static_cast<size_t>(forwarded)], out = node.outputs[0];
@@ -427,9 +428,10 @@ void Executor::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
       // An empty tensor still counts as present.
       ctx.inputs[i].data = data ? data : &empty_input;
     }
-    // A node that forwards its input (an activation fused into the Conv before it) may take
-    // that input's buffer when nothing reads the input afterwards and the provider places
-    // buffers itself (the heap); in a planned arena the plan decides.
+    // A node that forwards its input (an activation fused into the Conv before it) or runs
+    // in place over it (an elementwise fast kernel) may take that input's buffer when nothing
+    // reads the input afterwards and the provider places buffers itself (the heap); in a
+    // planned arena the plan decides.
     if (step.forward_from.valid() && s.held[step.forward_from.index] &&
         provider.move_buffer(step.forward_from, node.outputs[0])) {
       const ValueId out = node.outputs[0];

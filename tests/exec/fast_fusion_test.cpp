@@ -1,7 +1,8 @@
 // The fast set's fusions (PrepareOptions::fuse): a Relu, Clip, Sigmoid or SiLU after a Conv runs as
 // the Conv's post-op and its node forwards the values; a SiLU elsewhere runs as one swish.
 // The numbers are the reference's, an activation whose Conv output has another reader is
-// not fused, a heap run hands the forwarding node the Conv's buffer, and a run inside the
+// not fused, a heap run hands the forwarding node the Conv's buffer (and an elementwise
+// node the buffer of an input nothing reads afterwards), and a run inside the
 // fast plan is clean and bit-identical.
 #include <gtest/gtest.h>
 
@@ -151,6 +152,39 @@ TEST(FastFusion, SqueezeExcitationGateIsTwoFusedProducts) {
   const ArenaRunReport r = run_in_arena(g, plan, inputs, exec);
   EXPECT_TRUE(r.clean()) << (r.differing_outputs.empty() ? r.failure : r.differing_outputs[0]);
   EXPECT_TRUE(r.untouched_workspaces.empty());
+}
+
+// An elementwise fast kernel runs in place on the heap where the input dies at it: x →
+// Conv → c; Relu(c) → r; Add(r, c) → a; Tanh(a) → t; Conv(t) → y. The Relu keeps its own
+// buffer (the Add reads c after it), the Add takes r's and the Tanh a's.
+TEST(FastFusion, ElementwiseNodesTakeTheBufferOfAnInputThatDies) {
+  Graph g;
+  const ValueId x = g.add_input({.name = "x", .dtype = DType::kFloat32, .shape = {1, 4, 6, 6}, .roles = kNCHW});
+  auto value = [&](const char* name) { return g.add_value({.name = name, .shape = {1, 4, 6, 6}, .roles = kNCHW}); };
+  auto conv = [&](const char* name, ValueId in, ValueId out, float start) {
+    const ValueId w = g.add_constant(std::string(name) + ".w", ramp({4, 4, 3, 3}, start, 0.017f, 31));
+    g.add_node({.name = name,
+                .op = "Conv",
+                .inputs = {in, w},
+                .outputs = {out},
+                .attributes = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}});
+  };
+  const ValueId c = value("c"), r = value("r"), a = value("a"), t = value("t"), y = value("y");
+  conv("c1", x, c, -0.3f);
+  g.add_node({.name = "relu", .op = "Relu", .inputs = {c}, .outputs = {r}});
+  g.add_node({.name = "add", .op = "Add", .inputs = {r, c}, .outputs = {a}});
+  g.add_node({.name = "tanh", .op = "Tanh", .inputs = {a}, .outputs = {t}});
+  conv("c2", t, y, -0.2f);
+  g.mark_output(y);
+  const std::vector<Tensor> inputs{ramp({1, 4, 6, 6}, -1.0f, 0.031f, 67)};
+  const Tensor expected = run_graph(g, inputs, {.kernels = KernelSet::kReference}).at(0);
+  Executor fast(g, {.kernels = KernelSet::kFast});
+  EXPECT_EQ(fast.fast_node_count(), 5) << fast.summary();
+  CountingHeap heap;
+  const Tensor got = fast.run(inputs, &heap).at(0);
+  for (int64_t i = 0; i < got.elements(); ++i) EXPECT_NEAR(got.data<float>()[i], expected.data<float>()[i], 1e-5f) << i;
+  EXPECT_EQ(heap.moves, 2);
+  EXPECT_EQ(heap.live_bytes(), 0);
 }
 
 }  // namespace

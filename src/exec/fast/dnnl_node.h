@@ -55,6 +55,8 @@ class DnnlNode : public PreparedNode {
   int64_t prepacked_bytes() const override { return prepacked_bytes_; }
   bool keeps_in_place_promise() const override { return in_place_; }
   void set_keeps_in_place_promise() { in_place_ = true; }
+  int in_place_input() const override { return in_place_input_; }
+  void set_in_place_input(int input) { in_place_input_ = input; }
   bool fused() const override { return fused_; }
   void set_fused() { fused_ = true; }
 
@@ -80,6 +82,7 @@ class DnnlNode : public PreparedNode {
   std::vector<std::unique_ptr<std::byte[]>> prepacked_;
   int64_t prepacked_bytes_ = 0;
   bool in_place_ = false;
+  int in_place_input_ = -1;
   bool fused_ = false;
 };
 

@@ -660,6 +660,7 @@ void prepare_activation(DnnlNode& node, const Graph& g, const Node& n) {
   if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
   node.add_step(dnnl::eltwise_forward(pd), std::move(args), std::string("eltwise ") + pd.impl_info_str());
   node.set_keeps_in_place_promise();
+  node.set_in_place_input(0);
 }
 
 void prepare_binary(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
@@ -691,6 +692,7 @@ void prepare_binary(DnnlNode& node, const Graph& g, const Node& n, const Prepare
   if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
   node.add_step(dnnl::binary(pd), std::move(args), std::string("binary ") + pd.impl_info_str());
   node.set_keeps_in_place_promise();
+  node.set_in_place_input(first);  // src0 has the output's shape and order
 }
 
 void prepare_batch_norm(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {

@@ -38,6 +38,11 @@ class PreparedNode {
   // differ), or -1: a run may hand the output that input's buffer when nothing reads the
   // input afterwards.
   virtual int forwarded_input() const { return -1; }
+  // An input the output may share its buffer with (the kernel reads each element before it
+  // writes it: an elementwise oneDNN primitive run in place), or -1: a heap run hands the
+  // output that input's buffer when nothing reads the input afterwards, as a planned arena
+  // does where the plan put them together (the op table's in-place promise).
+  virtual int in_place_input() const { return -1; }
 };
 
 // By value index: 1 where the value's bytes are channels-last (NHWC), 0 where row-major.
