@@ -111,22 +111,30 @@ class Names {
   std::unordered_set<std::string> used_;
 };
 
+// Rewrites one or more stages of `original` (disjoint ones: the inner grids of patches of
+// patches) into one copy of it. Patch nodes are appended as they are made and moved before
+// the node after their split's producer once, in finish(): no insertion into the middle of
+// the order per node, and one copy of the graph however many stages are patched.
 class Rewriter {
  public:
-  Rewriter(const Graph& original, const PatchSpec& spec, const Stage& stage, const std::vector<char>& data)
-      : in_(original), spec_(spec), data_(data), out_(original), names_(original) {
-    const auto& order = original.order();
-    const NodeId last = original.value(spec.split).producer;
-    const auto it = std::find(order.begin(), order.end(), last);
-    if (it + 1 != order.end()) next_ = *(it + 1);
+  Rewriter(const Graph& original, const std::vector<char>& data)
+      : in_(original), data_(data), out_(original), names_(original) {}
+
+  // Patches the stage ending at `spec.split` (checked by check_spec); its nodes are tagged
+  // with this call's index (stage_of_node) and their patch of its grid (patch_of_node).
+  void patch(const PatchSpec& spec, const Stage& stage) {
+    spec_ = spec;
+    ++stage_index_;
+    const auto& order = in_.order();
+    const auto it = std::find(order.begin(), order.end(), in_.value(spec.split).producer);
+    next_ = it + 1 != order.end() ? *(it + 1) : NodeId{};
+    data_nodes_.clear();
+    patch_values_.clear();
     for (NodeId n : stage.nodes)
       if (is_data(in_.node(n).outputs[0])) {
         data_nodes_.push_back(n);
         out_.erase_node(n);
       }
-  }
-
-  PatchedGraph run() {
     const Value& split = in_.value(spec_.split);
     const int64_t H = split.shape[2], W = split.shape[3];
     ValueId accumulator;
@@ -146,22 +154,41 @@ class Rewriter {
                               split.name + ".write" + suffix_));
         accumulator = y;
       }
-    PatchedGraph result{.graph = std::move(out_), .rows = spec_.rows, .cols = spec_.cols, .split_name = split.name};
-    for (NodeId n : result.graph.order()) {
-      const auto it = patch_of_.find(n);
-      result.patch_of_node.push_back(it == patch_of_.end() ? -1 : it->second);
+  }
+
+  // The rewritten graph, each stage's patch nodes where the stage's nodes were; per node of
+  // its order, the patch and the patch() call it belongs to (-1 outside every stage).
+  Graph finish(std::vector<int>& patch_of_node, std::vector<int>& stage_of_node) {
+    std::vector<NodeId> order;
+    order.reserve(out_.order().size());
+    auto place_before = [&](NodeId n) {
+      if (const auto it = emitted_before_.find(n); it != emitted_before_.end())
+        order.insert(order.end(), it->second.begin(), it->second.end());
+    };
+    for (NodeId n : out_.order()) {
+      if (emitted_.count(n)) continue;
+      place_before(n);
+      order.push_back(n);
     }
-    result.original_macs = graph_macs(in_);
-    result.patched_macs = graph_macs(result.graph);
-    return result;
+    place_before(NodeId{});
+    out_.set_order(std::move(order));
+    patch_of_node.clear();
+    stage_of_node.clear();
+    for (NodeId n : out_.order()) {
+      const auto it = emitted_.find(n);
+      patch_of_node.push_back(it == emitted_.end() ? -1 : it->second.first);
+      stage_of_node.push_back(it == emitted_.end() ? -1 : it->second.second);
+    }
+    return std::move(out_);
   }
 
  private:
   bool is_data(ValueId v) const { return v.valid() && data_[static_cast<size_t>(v.index)] != 0; }
 
   void emit(Node node) {
-    const NodeId id = next_.valid() ? out_.insert_node_before(next_, std::move(node)) : out_.add_node(std::move(node));
-    patch_of_[id] = patch_;
+    const NodeId id = out_.add_node(std::move(node));
+    emitted_before_[next_].push_back(id);
+    emitted_[id] = {patch_, stage_index_};
   }
 
   // The boxes one patch needs: per data value the hull over its readers, per (node, input)
@@ -268,11 +295,12 @@ class Rewriter {
   }
 
   const Graph& in_;
-  const PatchSpec& spec_;
   const std::vector<char>& data_;
   Graph out_;
   Names names_;
-  NodeId next_;  // the patches go before this node (invalid: at the end)
+  PatchSpec spec_;  // the stage being patched
+  int stage_index_ = -1;
+  NodeId next_;  // its patches go before this node (invalid: at the end)
   std::vector<NodeId> data_nodes_;
   int patch_ = -1;
   std::string suffix_;
@@ -281,15 +309,17 @@ class Rewriter {
   std::unordered_map<ValueId, std::pair<ValueId, Box>> local_;
   std::map<std::tuple<int32_t, int64_t, int64_t, int64_t, int64_t>, ValueId> crops_;
   std::map<std::vector<int64_t>, ValueId> constants_;
-  std::unordered_map<NodeId, int> patch_of_;
+  std::unordered_map<NodeId, std::pair<int, int>> emitted_;  // patch node → (patch, stage index)
+  std::unordered_map<NodeId, std::vector<NodeId>> emitted_before_;
   std::vector<std::unordered_map<ValueId, ValueId>> patch_values_;
 };
 
-void check_spec(const Graph& g, const PatchSpec& spec, const Stage& stage, const std::vector<char>& data) {
+void check_spec(const Graph& g, const PatchSpec& spec, const Stage& stage, const std::vector<char>& data,
+                const std::vector<std::vector<NodeId>>& read_by) {
   if (!spec.split.valid() || static_cast<size_t>(spec.split.index) >= g.value_count())
     fail("patch split: not a value of graph '{}'", g.name);
   const Value& split = g.value(spec.split);
-  if (std::string why = stage_problem(g, spec.split, stage, data, readers(g)); !why.empty())
+  if (std::string why = stage_problem(g, spec.split, stage, data, read_by); !why.empty())
     fail("cannot patch at '{}': {}", split.name, why);
   if (spec.rows < 1 || spec.cols < 1 || spec.rows > split.shape[2] || spec.cols > split.shape[3])
     fail("cannot patch at '{}': a {}x{} grid does not fit its {}x{} (H x W)", split.name, spec.rows, spec.cols,
@@ -316,8 +346,15 @@ PatchedGraph apply_patches(const Graph& g, const PatchSpec& spec) {
   const std::vector<char> data = data_path(g);
   const Stage stage =
       spec.split.valid() && static_cast<size_t>(spec.split.index) < g.value_count() ? stage_of(g, spec.split) : Stage{};
-  check_spec(g, spec, stage, data);
-  return Rewriter(g, spec, stage, data).run();
+  check_spec(g, spec, stage, data, readers(g));
+  Rewriter rewriter(g, data);
+  rewriter.patch(spec, stage);
+  PatchedGraph result{.rows = spec.rows, .cols = spec.cols, .split_name = g.value(spec.split).name};
+  std::vector<int> stage_of_node;
+  result.graph = rewriter.finish(result.patch_of_node, stage_of_node);
+  result.original_macs = graph_macs(g);
+  result.patched_macs = graph_macs(result.graph);
+  return result;
 }
 
 PatchedGraph apply_nested_patches(const Graph& g, const PatchSpec& outer, const PatchSpec& inner) {
@@ -325,38 +362,45 @@ PatchedGraph apply_nested_patches(const Graph& g, const PatchSpec& outer, const 
   const Stage stage = outer.split.valid() && static_cast<size_t>(outer.split.index) < g.value_count()
                           ? stage_of(g, outer.split)
                           : Stage{};
-  check_spec(g, outer, stage, data);
+  check_spec(g, outer, stage, data, readers(g));
   if (!inner.split.valid() || static_cast<size_t>(inner.split.index) >= g.value_count() ||
       !stage.members.count(g.value(inner.split).producer) || inner.split == outer.split)
     fail("cannot patch inside the patches of '{}': the inner split is not a value inside its stage",
          g.value(outer.split).name);
-  Rewriter rewriter(g, outer, stage, data);
-  PatchedGraph result = rewriter.run();
-  std::unordered_map<NodeId, int> outer_of;
-  for (size_t i = 0; i < result.graph.order().size(); ++i) outer_of[result.graph.order()[i]] = result.patch_of_node[i];
-  std::unordered_map<NodeId, int> inner_of;
-  for (size_t k = 0; k < rewriter.patch_values().size(); ++k) {
-    const auto it = rewriter.patch_values()[k].find(inner.split);
-    ML_CHECK(it != rewriter.patch_values()[k].end(), "patch {} has no value of '{}'", k, g.value(inner.split).name);
-    const PatchedGraph step =
-        apply_patches(result.graph, {.split = it->second, .rows = inner.rows, .cols = inner.cols});
-    for (size_t i = 0; i < step.graph.order().size(); ++i) {
-      const NodeId n = step.graph.order()[i];
-      if (outer_of.count(n)) continue;
-      outer_of[n] = static_cast<int>(k);
-      inner_of[n] = step.patch_of_node[i];
-    }
-    result.graph = std::move(step.graph);
+  Rewriter outer_rewriter(g, data);
+  outer_rewriter.patch(outer, stage);
+  const std::vector<std::unordered_map<ValueId, ValueId>> patch_values = outer_rewriter.patch_values();
+  std::vector<int> outer_patch, unused;
+  const Graph patched = outer_rewriter.finish(outer_patch, unused);
+
+  // Inside each outer patch, its own value of the inner split is patched: the stages are
+  // disjoint, so one rewrite of the outer-patched graph does all of them.
+  const std::vector<char> patched_data = data_path(patched);
+  const auto read_by = readers(patched);
+  Rewriter inner_rewriter(patched, patched_data);
+  for (size_t k = 0; k < patch_values.size(); ++k) {
+    const auto it = patch_values[k].find(inner.split);
+    ML_CHECK(it != patch_values[k].end(), "patch {} has no value of '{}'", k, g.value(inner.split).name);
+    const PatchSpec spec{.split = it->second, .rows = inner.rows, .cols = inner.cols};
+    const Stage inner_stage = stage_of(patched, spec.split);
+    check_spec(patched, spec, inner_stage, patched_data, read_by);
+    inner_rewriter.patch(spec, inner_stage);
   }
-  result.patch_of_node.clear();
-  for (NodeId n : result.graph.order()) {
-    result.patch_of_node.push_back(outer_of.at(n));
-    const auto it = inner_of.find(n);
-    result.inner_patch_of_node.push_back(it == inner_of.end() ? -1 : it->second);
+  std::unordered_map<NodeId, int> outer_of;
+  for (size_t i = 0; i < patched.order().size(); ++i) outer_of[patched.order()[i]] = outer_patch[i];
+  PatchedGraph result{.rows = outer.rows, .cols = outer.cols, .split_name = g.value(outer.split).name};
+  std::vector<int> inner_patch, inner_stage_of;
+  result.graph = inner_rewriter.finish(inner_patch, inner_stage_of);
+  for (size_t i = 0; i < result.graph.order().size(); ++i) {
+    const NodeId n = result.graph.order()[i];
+    // Inner patch nodes belong to the outer patch whose split they patch (stage index k).
+    result.patch_of_node.push_back(inner_patch[i] >= 0 ? inner_stage_of[i] : outer_of.at(n));
+    result.inner_patch_of_node.push_back(inner_patch[i]);
   }
   result.inner_rows = inner.rows;
   result.inner_cols = inner.cols;
   result.inner_split_name = g.value(inner.split).name;
+  result.original_macs = graph_macs(g);
   result.patched_macs = graph_macs(result.graph);
   return result;
 }
