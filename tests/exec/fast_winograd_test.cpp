@@ -1,9 +1,12 @@
 // The fast set's choice of Winograd (exec/fast/kernels_dnnl.cpp): a dense 3×3 Conv with
-// stride 1 over at least 27×27 outputs and prepacked weights runs oneDNN's Winograd kernel;
-// a smaller one, or one whose weights are reordered on every run, the direct kernel; either way the numbers are the
+// stride 1 over at least 27×27 outputs and constant weights of at most 1 MiB runs oneDNN's
+// Winograd kernel, with prepacked weights or not (`run --arena` compares the two bit for
+// bit); a smaller one the direct kernel; either way the numbers are the
 // reference's within float rounding, and a run inside the fast plan (the Winograd tiles and reorders in the declared
 // workspace) is clean and bit-identical.
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 #include "exec/fast/prepared_node.h"
 #include "memledger/exec/arena_run.h"
@@ -68,8 +71,14 @@ TEST(FastWinograd, LargeDense3x3ConvRunsWinograd) {
   const Graph g = conv_network(28);
   EXPECT_NE(implementation(g).find("wino"), std::string::npos) << implementation(g);
   expect_reference_numbers_and_clean_arena(g, 28);
-  // Transformed on every run, the weights would need four times their bytes of workspace.
-  EXPECT_EQ(implementation(g, false).find("wino"), std::string::npos) << implementation(g, false);
+  // Without prepacking the same kernel (the weights transformed into the workspace), so a
+  // run without prepacking and one with it agree bit for bit.
+  EXPECT_NE(implementation(g, false).find("wino"), std::string::npos) << implementation(g, false);
+  const std::vector<Tensor> inputs{ramp({1, 16, 28, 28}, -1.5f, 0.0171f, 173)};
+  const Tensor packed = Executor(g, {.kernels = KernelSet::kFast, .prepack_weights = true}).run(inputs).at(0);
+  const Tensor per_run = Executor(g, {.kernels = KernelSet::kFast, .prepack_weights = false}).run(inputs).at(0);
+  ASSERT_EQ(packed.bytes().size(), per_run.bytes().size());
+  EXPECT_EQ(std::memcmp(packed.bytes().data(), per_run.bytes().data(), packed.bytes().size()), 0);
 }
 
 TEST(FastWinograd, SmallConvKeepsTheDirectKernel) {

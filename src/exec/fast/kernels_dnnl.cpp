@@ -336,11 +336,13 @@ void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOp
   // slower (13×13: 0.22 against 0.20 ms). The transformed weights are 1.8–4× the originals:
   // held prepacked, larger ones would cost more memory than they save time (resnet18's 7×7
   // and 14×14 layers: 33 MB more; vgg16's 2.4–9.4 MB layers four times that), and
-  // transformed on every run (no prepacking) they would need that much workspace.
+  // transformed on every run (no prepacking) they would need that much workspace. The
+  // choice must not depend on prepacking: `run --arena` compares a run without it against
+  // an arena run with it, bit for bit.
   std::vector<int> modes;
   const bool wino = group == 1 && kernel == std::vector<int64_t>{3, 3} && w.strides == memory::dims{1, 1} &&
-                    w.dilations == memory::dims{1, 1} && y.size() == 4 && y[2] * y[3] >= 27 * 27 &&
-                    options.prepack_weights && wv.is_constant() && maps * cg * 9 * 4 <= (int64_t{1} << 20);
+                    w.dilations == memory::dims{1, 1} && y.size() == 4 && y[2] * y[3] >= 27 * 27 && wv.is_constant() &&
+                    maps * cg * 9 * 4 <= (int64_t{1} << 20);
   if (wino) modes.push_back(3);
   for (int mode = src_cl && dst_cl ? 0 : (src_cl || dst_cl ? 1 : 2); mode <= 2; ++mode) modes.push_back(mode);
   for (const int mode : modes) {
@@ -365,6 +367,12 @@ void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOp
           bias_any, side(dst, y, dst_cl), w.strides, dnnl_dilations(w.dilations), w.pad_l, w.pad_r);
       const auto pd = usable(dnnl::convolution_forward::primitive_desc(desc, attr, cpu_engine()),
                              /*allow_ref=*/false);
+      // Winograd's tiles (its scratchpad) and the blocked copies of the activations, which
+      // grow with the image: at most 16 MiB (vgg's 224×224 layers would need 60–100 MB).
+      // Counted without the weights, so that the choice is the same with prepacking or not.
+      if (mode == 3 &&
+          pd.scratchpad_desc().get_size() + pd.src_desc().get_size() + pd.dst_desc().get_size() > (size_t{16} << 20))
+        not_fast("Winograd's workspace over 16 MiB");
       run_through_workspace<dnnl::convolution_forward>(trial, pd, src, weights, wv, bias, dst, "conv", options);
       if (fused) trial.set_fused();
       node = std::move(trial);
