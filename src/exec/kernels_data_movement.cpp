@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kernel.h"
+#include "memledger/ir/slice_ranges.h"
 
 namespace memledger::exec {
 namespace {
@@ -150,7 +151,6 @@ void split(KernelContext& ctx) {
 void slice(KernelContext& ctx) {
   const InputView& x = ctx.in(0);
   OutputView& y = ctx.out();
-  const int64_t rank = x.rank();
   std::vector<int64_t> starts, ends, axes, steps;
   if (ctx.inputs.size() > 1) {
     starts = read_ints(ctx.in(1));
@@ -162,32 +162,16 @@ void slice(KernelContext& ctx) {
     ends = ctx.node.ints_attr("ends");
     axes = ctx.node.ints_attr("axes");
   }
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-    fail("node {}: starts, ends, axes and steps differ in length", ctx.node.label());
+  const SliceRanges r = slice_ranges(x.shape, starts, ends, std::move(axes), std::move(steps));
+  if (!r.error.empty()) fail("node {}: {}", ctx.node.label(), r.error);
   const std::vector<int64_t> in_strides = dense_strides(x.shape);
   std::vector<int64_t> src = in_strides;
   Shape count = x.shape;
   int64_t offset = 0;
-  for (size_t i = 0; i < starts.size(); ++i) {
-    const int64_t a = normalize_axis(ctx.node, axes[i], rank), dim = x.shape[a], step = steps[i];
-    if (step == 0) fail("node {}: slice step 0", ctx.node.label());
-    auto clamp = [](int64_t v, int64_t lo, int64_t hi) { return std::max(lo, std::min(hi, v)); };
-    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
-    int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
-    if (step > 0) {
-      start = clamp(start, 0, dim);
-      end = clamp(end, 0, dim);
-      count[a] = end > start ? (end - start + step - 1) / step : 0;
-    } else {
-      start = clamp(start, 0, dim - 1);
-      end = clamp(end, -1, dim - 1);
-      count[a] = start > end ? (start - end - step - 1) / -step : 0;
-    }
-    if (count[a] > 0) offset += start * in_strides[a];
-    src[a] = in_strides[a] * step;
+  for (const SliceRange& range : r.ranges) {
+    count[range.axis] = range.count;
+    offset += range.start * in_strides[range.axis];
+    src[range.axis] = in_strides[range.axis] * range.step;
   }
   if (count != y.shape)
     fail("node {}: slice gives {}, the graph says {}", ctx.node.label(), shape_to_string(count),

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "memledger/core/checked.h"
+#include "memledger/ir/slice_ranges.h"
 
 namespace memledger {
 
@@ -61,8 +62,6 @@ using Types = std::vector<TensorType>;
 // The largest stride, dilation, kernel extent or pad accepted: far beyond any real model,
 // small enough that output-size arithmetic cannot overflow.
 constexpr int64_t kMaxWindowValue = int64_t{1} << 31;
-// Slice steps beyond ±2^62 are written by no exporter; the arithmetic on ±2^63 is a trap.
-constexpr int64_t kMaxSliceStep = int64_t{1} << 62;
 
 // `axis` of an operand of rank `rank`, negative counted from the end; `extra` widens the
 // range for operators that insert an axis (Unsqueeze, Flatten's rank itself).
@@ -723,24 +722,13 @@ Types split(const ShapeInputs& in) {
 
 // ---- slice, gather ----
 
-namespace {
-void check_steps(const ShapeInputs& in, const std::vector<int64_t>& steps) {
-  for (size_t k = 0; k < steps.size(); ++k) {
-    if (steps[k] == 0) in.fail("steps[{}] is 0", k);
-    if (steps[k] > kMaxSliceStep || steps[k] < -kMaxSliceStep)
-      in.fail("steps[{}] is {}, beyond ±2^62 (no slice needs a step that large)", k, steps[k]);
-  }
-}
-}  // namespace
-
 Types slice(const ShapeInputs& in) {
   const Shape& x = in.shape(0);
-  const auto rank = static_cast<int64_t>(x.size());
   std::vector<int64_t> starts, ends, axes, steps;
   if (in.opset >= 10) {
     // Steps first: a hostile step is refused even where the starts are not constant.
     if (in.has(4) && in.values[4]) steps = in.ints(4, "steps").value_or(std::vector<int64_t>{});
-    check_steps(in, steps);
+    if (std::string e = slice_step_error(steps); !e.empty()) in.fail("{}", e);
     starts = in.ints(1, "starts").value_or(std::vector<int64_t>{});
     ends = in.ints(2, "ends").value_or(std::vector<int64_t>{});
     axes = in.ints(3, "axes").value_or(std::vector<int64_t>{});
@@ -750,28 +738,10 @@ Types slice(const ShapeInputs& in) {
     ends = in.node.ints_attr("ends");
     axes = in.node.ints_attr("axes");
   }
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-    in.fail("starts, ends, axes and steps have {}, {}, {} and {} values", starts.size(), ends.size(), axes.size(),
-            steps.size());
+  const SliceRanges r = slice_ranges(x, starts, ends, std::move(axes), std::move(steps));
+  if (!r.error.empty()) in.fail("{}", r.error);
   Shape out = x;
-  std::vector<char> seen(x.size(), 0);
-  for (size_t k = 0; k < axes.size(); ++k) {
-    const auto a = static_cast<size_t>(axis_of(in, axes[k], rank, "axes"));
-    if (seen[a]) in.fail("axes names axis {} twice", a);
-    seen[a] = 1;
-    const int64_t size = x[a], step = steps[k];
-    auto norm = [&](int64_t v, int64_t lo, int64_t hi) { return std::clamp(v < 0 ? v + size : v, lo, hi); };
-    if (step > 0) {
-      const int64_t s = norm(starts[k], 0, size), e = norm(ends[k], 0, size);
-      out[a] = e > s ? (e - s - 1) / step + 1 : 0;
-    } else {
-      const int64_t s = norm(starts[k], -1, size - 1), e = norm(ends[k], -1, size - 1);
-      out[a] = s > e ? (s - e - 1) / -step + 1 : 0;
-    }
-  }
+  for (const SliceRange& range : r.ranges) out[range.axis] = range.count;
   return one(in.type(0).dtype, out);
 }
 

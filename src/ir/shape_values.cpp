@@ -8,6 +8,7 @@
 
 #include "ir/shape_rules.h"
 #include "memledger/ir/op_table.h"
+#include "memledger/ir/slice_ranges.h"
 
 namespace memledger::shape_rules {
 namespace {
@@ -458,26 +459,13 @@ std::optional<Tensor> value_slice(const ShapeInputs& in) {
     ends = in.node.ints_attr("ends");
     axes = in.node.ints_attr("axes");
   }
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-    return std::nullopt;
-  const auto rank = static_cast<int64_t>(x->dims.size());
+  const SliceRanges r = slice_ranges(x->dims, starts, ends, std::move(axes), std::move(steps));
+  if (!r.error.empty()) return std::nullopt;
   std::vector<std::vector<int64_t>> picks = every_index(x->dims);
-  for (size_t k = 0; k < axes.size(); ++k) {
-    const int64_t a = axes[k] < 0 ? axes[k] + rank : axes[k];
-    if (a < 0 || a >= rank || steps[k] == 0) return std::nullopt;
-    const int64_t size = x->dims[static_cast<size_t>(a)], step = steps[k];
-    auto norm = [&](int64_t v, int64_t lo, int64_t hi) { return std::clamp(v < 0 ? v + size : v, lo, hi); };
+  for (const SliceRange& range : r.ranges) {
     std::vector<int64_t> pick;
-    if (step > 0) {
-      for (int64_t i = norm(starts[k], 0, size), e = norm(ends[k], 0, size); i < e; i += step) pick.push_back(i);
-    } else {
-      for (int64_t i = norm(starts[k], -1, size - 1), e = norm(ends[k], -1, size - 1); i > e; i += step)
-        pick.push_back(i);
-    }
-    picks[static_cast<size_t>(a)] = pick;
+    for (int64_t i = 0; i < range.count; ++i) pick.push_back(range.start + i * range.step);
+    picks[range.axis] = pick;
   }
   return tensor(select(*x, picks));
 }

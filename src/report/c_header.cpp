@@ -72,6 +72,20 @@ int64_t checked_i32(int64_t v, const char* what) {
 
 }  // namespace
 
+CHeaderPatches c_header_patches(const FitPatches& patches) {
+  CHeaderPatches out{.rows = patches.spec.rows,
+                     .cols = patches.spec.cols,
+                     .split = patches.split,
+                     .patch_of_step = patches.patch_of_step};
+  if (patches.inner_spec) {
+    out.inner_rows = patches.inner_spec->rows;
+    out.inner_cols = patches.inner_spec->cols;
+    out.inner_split = patches.inner_split;
+    out.inner_patch_of_step = patches.inner_patch_of_step;
+  }
+  return out;
+}
+
 std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const DeviceProfile& profile,
                           const std::string& model, const CHeaderOptions& options) {
   if (!is_identifier(options.prefix))
@@ -80,9 +94,13 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
   const std::string p = options.prefix, P = upper(options.prefix);
   const Liveness& live = plan.liveness;
   const CHeaderPatches* patches = options.patches;
+  const bool inner = patches && patches->inner_rows > 0;
   if (patches)
     ML_CHECK(patches->patch_of_step.size() == live.schedule.size(), "{} patch indices for {} steps",
              patches->patch_of_step.size(), live.schedule.size());
+  if (inner)
+    ML_CHECK(patches->inner_patch_of_step.size() == live.schedule.size(), "{} inner patch indices for {} steps",
+             patches->inner_patch_of_step.size(), live.schedule.size());
   checked_i32(plan.arena_bytes, "arena size");
 
   // Buffer index of each value and each node's workspace.
@@ -111,6 +129,12 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
            " * Steps with patch >= 0 run the {}x{} patches of the stage ending in '{}', patch by patch\n"
            " * (patch = row * {} + col); {}_patches gives each patch's steps.\n",
            patches->rows, patches->cols, comment_text(patches->split), patches->cols, p);
+  if (inner)
+    append(h,
+           " * Patches of patches: inside each outer patch, the part of the stage ending in '{2}' runs as\n"
+           " * a {0}x{1} grid of its own; steps with inner_patch >= 0 belong to inner patch row * {1} + col.\n"
+           " * The steps' order is the order to run them in.\n",
+           patches->inner_rows, patches->inner_cols, comment_text(patches->inner_split));
   append(h, " */\n#ifndef {0}\n#define {0}\n\n#include <stdint.h>\n\n", guard);
   append(h, "#if defined(__GNUC__)\n#define {0}_UNUSED __attribute__((unused))\n#else\n#define {0}_UNUSED\n#endif\n\n",
          P);
@@ -144,6 +168,8 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
   append(h, "#define {}_PATCH_ROWS {}\n", P, patches ? patches->rows : 0);
   append(h, "#define {}_PATCH_COLS {}\n", P, patches ? patches->cols : 0);
   append(h, "#define {}_PATCH_COUNT {}\n", P, ranges.size());
+  append(h, "#define {}_INNER_PATCH_ROWS {} /* 0: no patches of patches */\n", P, inner ? patches->inner_rows : 0);
+  append(h, "#define {}_INNER_PATCH_COLS {}\n", P, inner ? patches->inner_cols : 0);
   append(h, "/* 1 when each patch's steps are one contiguous run of the schedule */\n");
   append(h, "#define {}_PATCH_STEPS_CONTIGUOUS {}\n\n", P, contiguous ? 1 : 0);
 
@@ -190,6 +216,7 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
          "  const char *node; /* its name (its operator when it has none), as in the JSON timeline */\n"
          "  const char *op;   /* domain.op for operators outside ONNX's default domain */\n"
          "  int32_t patch;    /* the patch this step belongs to (row * {1}_PATCH_COLS + col), or -1 */\n"
+         "  int32_t inner_patch; /* its inner patch (row * {1}_INNER_PATCH_COLS + col), or -1 */\n"
          "  int32_t first_io; /* its inputs, then its outputs, in {0}_step_io[first_io...] */\n"
          "  int32_t inputs;\n"
          "  int32_t outputs;\n"
@@ -209,11 +236,12 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
     for (ValueId v : node.outputs) add(v);
     const auto ws = workspace_of.find(id);
     const std::string op = node.domain.empty() || node.domain == "ai.onnx" ? node.op : node.domain + "." + node.op;
-    append(h, "  {{{}, {}, {}, {}, {}, {}, {}}},\n", c_string(node.name.empty() ? node.op : node.name), c_string(op),
-           patches ? patches->patch_of_step[static_cast<size_t>(s)] : -1, first, node.inputs.size(),
+    append(h, "  {{{}, {}, {}, {}, {}, {}, {}, {}}},\n", c_string(node.name.empty() ? node.op : node.name),
+           c_string(op), patches ? patches->patch_of_step[static_cast<size_t>(s)] : -1,
+           inner ? patches->inner_patch_of_step[static_cast<size_t>(s)] : -1, first, node.inputs.size(),
            node.outputs.size(), ws == workspace_of.end() ? -1 : ws->second);
   }
-  append(h, "  {{0, 0, -1, 0, 0, 0, -1}} /* end */\n}};\n\n");
+  append(h, "  {{0, 0, -1, -1, 0, 0, 0, -1}} /* end */\n}};\n\n");
   append(h, "/* Per step: its inputs' buffer indices, then its outputs' (-1: an omitted optional one). */\n");
   append(h, "static const int32_t {0}_step_io[{1}] {2}_UNUSED = {{", p, io.size() + 1, P);
   for (size_t i = 0; i < io.size(); ++i) append(h, "{}{},", i % 16 == 0 ? "\n  " : " ", io[i]);

@@ -196,6 +196,18 @@ TEST(ShapeRules, SliceGatherTranspose) {
                 .constant(ints({-2}))
                 .shape(),
             (Shape{5}));
+  // Stepping backward, a start before the axis is clamped to its first element, not past it
+  // (ONNX's rule, libonnx's inference and the kernel agree: one element).
+  EXPECT_EQ(Rule("Slice")
+                .in({5})
+                .constant(ints({-10}))
+                .constant(ints({-20}))
+                .constant(ints({0}))
+                .constant(ints({-1}))
+                .shape(),
+            (Shape{1}));
+  expect_refused(Rule("Slice").in({5, 2}).constant(ints({0, 0})).constant(ints({1, 1})).constant(ints({1, -1})),
+                 "axes names axis 1 twice");
   EXPECT_EQ(Rule("Gather").in({5, 6, 7}).in({2, 3}, DType::kInt64).attr("axis", int64_t{1}).shape(),
             (Shape{5, 2, 3, 7}));
   EXPECT_EQ(Rule("Transpose").in({2, 3, 4}).attr("perm", std::vector<int64_t>{2, 0, 1}).shape(), (Shape{4, 2, 3}));

@@ -159,15 +159,11 @@ TEST_F(FitCorpus, FitIsDeterministic) {
 TEST_F(FitCorpus, TheCHeaderCarriesThePatchLoops) {
   const FitResult& fit = *fit_;
   const DeviceProfile mcu = builtin_profile("mcu");
-  const CHeaderPatches patches{.rows = fit.patches->spec.rows,
-                               .cols = fit.patches->spec.cols,
-                               .split = fit.patches->split,
-                               .patch_of_step = fit.patches->patch_of_step};
+  const CHeaderPatches patches = c_header_patches(*fit.patches);
   const std::string header = plan_c_header(fit.graph, fit.plan, mcu, "mobilenet_v2.onnx", {.patches = &patches});
   EXPECT_NE(header.find(fmt::format("#define ML_PATCH_ROWS {}\n", patches.rows)), std::string::npos);
   EXPECT_NE(header.find("#define ML_PATCH_STEPS_CONTIGUOUS 1\n"), std::string::npos);
-  testing::check_c_header(header, fit_report_json(fit, mcu, "mobilenet_v2.onnx"), "mobilenet_v2_fit",
-                          &patches.patch_of_step);
+  testing::check_c_header(header, fit_report_json(fit, mcu, "mobilenet_v2.onnx"), "mobilenet_v2_fit", &patches);
 }
 
 TEST_F(FitCorpus, AForcedGridThatCannotApplyIsAnError) {
@@ -204,6 +200,15 @@ TEST_F(FitCorpus, PatchesOfPatchesReachWhatOneGridCannot) {
   EXPECT_NE(fit_verdict(fit, small).find(", in each "), std::string::npos) << fit_verdict(fit, small);
   const nlohmann::json json = nlohmann::json::parse(fit_report_json(fit, small, "mobilenet_v2.onnx"));
   EXPECT_EQ(json["fit"]["patches"]["inner"]["split"], fit.patches->inner_split);
+  // The C header carries both grids: each step's outer and inner patch.
+  const CHeaderPatches patches = c_header_patches(*fit.patches);
+  const std::string header = plan_c_header(fit.graph, fit.plan, small, "mobilenet_v2.onnx", {.patches = &patches});
+  EXPECT_NE(header.find(fmt::format("#define ML_INNER_PATCH_ROWS {} ", patches.inner_rows)), std::string::npos);
+  EXPECT_GT(std::count_if(patches.inner_patch_of_step.begin(), patches.inner_patch_of_step.end(),
+                          [](int p) { return p >= 0; }),
+            0);
+  testing::check_c_header(header, fit_report_json(fit, small, "mobilenet_v2.onnx"), "mobilenet_v2_nested_fit",
+                          &patches);
 
   const MemoryPlan plan = fit_arena_plan(fit, small);
   EXPECT_TRUE(in_place_differences(fit.plan, plan).empty());

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "memledger/report/c_header.h"
+
 namespace memledger::testing {
 
 // The program: prints the arena, every buffer and every step (names in hex, so any byte
@@ -34,8 +36,8 @@ static int root(int i) {
 int main(void) {
   static int first[ML_BUFFER_COUNT + 1], last[ML_BUFFER_COUNT + 1];
   int i, j, s, bad = 0;
-  printf("arena %ld %ld %d %d %d %d\n", (long)ML_ARENA_BYTES, (long)ML_ARENA_ALIGNMENT, ML_BUFFER_COUNT, ML_STEP_COUNT,
-         ML_PATCH_ROWS, ML_PATCH_COLS);
+  printf("arena %ld %ld %d %d %d %d %d %d\n", (long)ML_ARENA_BYTES, (long)ML_ARENA_ALIGNMENT, ML_BUFFER_COUNT,
+         ML_STEP_COUNT, ML_PATCH_ROWS, ML_PATCH_COLS, ML_INNER_PATCH_ROWS, ML_INNER_PATCH_COLS);
   for (i = 0; i < ML_BUFFER_COUNT; ++i) {
     const ml_buffer *b = &ml_buffers[i];
     printf("buffer %d %ld %ld %d %d %d %d ", i, (long)b->offset, (long)b->bytes, (int)b->category, (int)b->first_step,
@@ -45,7 +47,11 @@ int main(void) {
   }
   for (s = 0; s < ML_STEP_COUNT; ++s) {
     const ml_step *st = &ml_steps[s];
-    printf("step %d %d %d %d %d ", s, (int)st->patch, (int)st->workspace, (int)st->inputs, (int)st->outputs);
+    printf("step %d %d %d %d %d %d ", s, (int)st->patch, (int)st->inner_patch, (int)st->workspace, (int)st->inputs,
+           (int)st->outputs);
+    if (st->inner_patch >= 0 && (st->patch < 0 || st->inner_patch >= ML_INNER_PATCH_ROWS * ML_INNER_PATCH_COLS)) {
+      printf("FAIL step %d inner patch %d\n", s, (int)st->inner_patch); bad = 1;
+    }
     hex(st->node);
     printf(" ");
     hex(st->op);
@@ -112,10 +118,10 @@ inline std::string to_hex(const std::string& s) {
 }
 
 // Compiles and runs the program over `header` in <build>/tests/c_header/<name>/ and checks it
-// against `json` (plan_report_json of the same plan); `patch_of_step`, when given, is each
-// step's expected patch.
+// against `json` (plan_report_json of the same plan); `patches`, when given, are the patches
+// the header was written with (each step's expected patch and inner patch).
 inline void check_c_header(const std::string& header, const std::string& json, const std::string& name,
-                           const std::vector<int>* patch_of_step) {
+                           const CHeaderPatches* patches) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(MEMLEDGER_BINARY_DIR) / "tests" / "c_header" / name;
   fs::create_directories(dir);
@@ -147,8 +153,11 @@ inline void check_c_header(const std::string& header, const std::string& json, c
   while (lines >> kind) {
     if (kind == "arena") {
       long arena, alignment;
-      int nbuffers, nsteps, rows, cols;
-      lines >> arena >> alignment >> nbuffers >> nsteps >> rows >> cols;
+      int nbuffers, nsteps, rows, cols, inner_rows, inner_cols;
+      lines >> arena >> alignment >> nbuffers >> nsteps >> rows >> cols >> inner_rows >> inner_cols;
+      EXPECT_EQ(rows, patches ? patches->rows : 0);
+      EXPECT_EQ(inner_rows, patches ? patches->inner_rows : 0);
+      EXPECT_EQ(inner_cols, patches ? patches->inner_cols : 0);
       EXPECT_EQ(arena, plan["plan"]["arena_bytes"].get<long>());
       EXPECT_EQ(alignment, plan["device"]["alignment_bytes"].get<long>());
       EXPECT_EQ(nbuffers, static_cast<int>(buffers.size()));
@@ -170,12 +179,15 @@ inline void check_c_header(const std::string& header, const std::string& json, c
       EXPECT_EQ(alias, b["alias_of"].is_null() ? -1 : index_of.at(b["alias_of"].get<std::string>()));
       ++buffer_lines;
     } else if (kind == "step") {
-      int s, patch, workspace, inputs, outputs;
+      int s, patch, inner_patch, workspace, inputs, outputs;
       std::string node, op;
-      lines >> s >> patch >> workspace >> inputs >> outputs >> node >> op;
+      lines >> s >> patch >> inner_patch >> workspace >> inputs >> outputs >> node >> op;
       ASSERT_LT(static_cast<size_t>(s), plan["timeline"].size());
       EXPECT_EQ(node, to_hex(plan["timeline"][static_cast<size_t>(s)]["node"].get<std::string>())) << "step " << s;
-      EXPECT_EQ(patch, patch_of_step ? patch_of_step->at(static_cast<size_t>(s)) : -1) << "step " << s;
+      EXPECT_EQ(patch, patches ? patches->patch_of_step.at(static_cast<size_t>(s)) : -1) << "step " << s;
+      EXPECT_EQ(inner_patch,
+                patches && patches->inner_rows > 0 ? patches->inner_patch_of_step.at(static_cast<size_t>(s)) : -1)
+          << "step " << s;
       ++step_lines;
     } else {
       std::string rest;

@@ -43,12 +43,7 @@ void run_fit_command(const FitArgs& args, int& exit_code) {
   if (!args.html_path.empty())
     outputs.stage(args.html_path, plan_report_html(fit.graph, fit.plan, profile, args.model.path));
   if (!args.c_header_path.empty()) {
-    CHeaderPatches patches;
-    if (fit.patches)
-      patches = {.rows = fit.patches->spec.rows,
-                 .cols = fit.patches->spec.cols,
-                 .split = fit.patches->split,
-                 .patch_of_step = fit.patches->patch_of_step};
+    const CHeaderPatches patches = fit.patches ? c_header_patches(*fit.patches) : CHeaderPatches{};
     outputs.stage(args.c_header_path, plan_c_header(fit.graph, fit.plan, profile, args.model.path,
                                                     {.patches = fit.patches ? &patches : nullptr}));
   }

@@ -10,17 +10,25 @@
 
 #include "memledger/device/profile.h"
 #include "memledger/ir/graph.h"
+#include "memledger/plan/fit.h"
 #include "memledger/plan/memory_plan.h"
 
 namespace memledger {
 
 // The patch structure of a schedule (plan/patch.h, after fit): per step of the plan's
-// schedule, the patch (r·cols + c) it belongs to or -1.
+// schedule, the patch (r·cols + c) it belongs to or -1; for patches of patches also the
+// inner grid run inside each outer patch and each step's inner patch (or -1).
 struct CHeaderPatches {
   int rows = 0, cols = 0;
   std::string split;  // the value the patched stage ends in
   std::vector<int> patch_of_step;
+  int inner_rows = 0, inner_cols = 0;  // 0: no inner grid
+  std::string inner_split;             // the value the inner stage ends in
+  std::vector<int> inner_patch_of_step;
 };
+
+// The patches of a fit's final plan, as the header describes them.
+CHeaderPatches c_header_patches(const FitPatches& patches);
 
 struct CHeaderOptions {
   // Prefix of every name the header defines: PREFIX_ARENA_BYTES, prefix_buffers, ...; a C
