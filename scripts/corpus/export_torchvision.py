@@ -9,8 +9,9 @@ static batch of 1 and ONNX opset 13, in two variants:
 
 plus <name>.input.npy (a seeded float32 input) and <name>.output.npy (torch's output for
 that input, a reference for both variants). manifest.json in the output folder lists
-every file. Files whose manifest entry was made by the same script, seed, opset and
-library versions are not exported again; a run with nothing to do never imports torch.
+every file. Files whose manifest entry was made by the same generator version (see
+GENERATOR_VERSION), seed, opset and library versions are not exported again; a run with
+nothing to do never imports torch.
 
 BatchNorm running statistics are randomised (torch initialises them to mean 0, var 1,
 which would make folding a no-op numerically).
@@ -58,25 +59,33 @@ PROTOBUF_LIMIT = 2**31 - 1
 VARIANTS = ("folded", "bn")
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 1
+# The version of what this script writes: bump it when an edit would change the exported
+# graphs or weights of a model it already exports (the cache is keyed on it, so a bump
+# re-exports everything; an edit that changes nothing exported, such as a new model or
+# option, keeps it). Before it existed the key was the script's own sha256, which made any
+# edit discard the whole cache.
+GENERATOR_VERSION = 1
+# Script hashes of the keys written before GENERATOR_VERSION, whose exports are version 1's
+# (bf7197b to 1cb9981: later ones added models, options and a symbolic for a model that did
+# not export before, and left every exported graph as it was). load_manifest rewrites them.
+VERSION_1_SCRIPT_SHA256 = {
+    "3e0e63dae1d4e51bbf7d2ff8658aa9342664484b8204cdb7c873cfad426206e7",
+    "8baa9461f0362e1438fa67cd1dfe0833943c5d341d1641844010b952ce36cbfa",
+    "2126ad8647ed912471df7de0e8591aa7a4e3546d9dba14be84c76f2f1714ce6b",
+    "0e85079d43c5ec5d7dbaf34f3d84d366e2513c412d95623cc0f217d57d6c1bc6",
+    "a0207929fc9c5b96ae665380e0df055aea23f26276ebafaa5fb1d5236e376931",
+}
 
 
 def sha256_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 22), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def generator_key(seed: int, input_side: int | None = None) -> dict:
     """Everything that decides the bytes of an exported file, without importing torch."""
     side = {"input_side": input_side} if input_side else {}
     return side | {
-        "script_sha256": sha256_file(Path(__file__).resolve()),
+        "generator_version": GENERATOR_VERSION,
         "seed": seed,
         "opset": OPSET,
         "torch": importlib.metadata.version("torch"),
@@ -97,10 +106,25 @@ def write_atomic(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def migrate_key(key):
+    """A generator key of the script-hash days, as the version key it equals (the same dict
+    with generator_version 1 for a known hash in the same place); anything else unchanged."""
+    if not isinstance(key, dict) or key.get("script_sha256") not in VERSION_1_SCRIPT_SHA256:
+        return key
+    return {("generator_version" if k == "script_sha256" else k): (1 if k == "script_sha256" else v)
+            for k, v in key.items()}
+
+
 def load_manifest(out: Path) -> dict:
     try:
         manifest = json.loads((out / MANIFEST).read_text())
         if manifest.get("format") == MANIFEST_FORMAT:
+            for group in ("models", "skipped"):
+                for entry in manifest.get(group, {}).values():
+                    if isinstance(entry, dict) and "generator" in entry:
+                        entry["generator"] = migrate_key(entry["generator"])
+            if "generator" in manifest:
+                manifest["generator"] = migrate_key(manifest["generator"])
             return manifest
     except (OSError, ValueError):
         pass

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -54,6 +55,17 @@ int64_t MappedFile::release(std::span<const std::byte> range) const {
   if (range.empty() || last <= first) return 0;
   if (::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) != 0) return 0;
   return static_cast<int64_t>(last - first);
+}
+
+void MappedFile::copy_out(std::span<const std::byte> range, std::span<std::byte> to) const {
+  ML_CHECK(range.size() == to.size(), "copy of {} mapped bytes into {}", range.size(), to.size());
+  constexpr size_t kSlice = size_t{4} << 20;
+  for (size_t at = 0; at < range.size(); at += kSlice) {
+    const size_t n = std::min(kSlice, range.size() - at);
+    std::memcpy(to.data() + at, range.data() + at, n);
+    release(range.subspan(at, n));  // the pages wholly inside this slice
+  }
+  release(range);  // and those straddling two slices
 }
 
 }  // namespace memledger

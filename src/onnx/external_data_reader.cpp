@@ -73,11 +73,18 @@ std::optional<Tensor> ExternalData::resolve(TensorProto& tensor) {
   const std::span<std::byte> bytes = mapped->bytes(offset, expected);
   const bool packed = *type == DType::kInt4 || *type == DType::kUInt4;
   const auto align = static_cast<uintptr_t>(host_element_bytes(*type));
-  if (!packed && expected >= map_from_ && reinterpret_cast<uintptr_t>(bytes.data()) % align == 0)
-    return Tensor::view(*type, std::move(shape), std::move(mapped), offset);
+  if (!packed && expected >= map_from_) {
+    if (reinterpret_cast<uintptr_t>(bytes.data()) % align == 0)
+      return Tensor::view(*type, std::move(shape), std::move(mapped), offset);
+    Tensor copy(*type, std::move(shape));  // misaligned: held once, on the heap
+    mapped->copy_out(bytes, copy.bytes());
+    return copy;
+  }
   tensor.clear_external_data();
   tensor.set_data_location(TensorProto::DEFAULT);
-  tensor.set_raw_data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  // assign, not set_raw_data(pointer, size): protobuf's SetBytes builds a temporary string
+  // and copies it again, two copies of the bytes at once.
+  tensor.mutable_raw_data()->assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   mapped->release(bytes);  // the copy is what the importer reads from now on
   return std::nullopt;
 }

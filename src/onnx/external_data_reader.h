@@ -28,8 +28,9 @@ class ExternalData {
   ExternalData(std::string model_dir, int64_t budget, int64_t map_from)
       : model_dir_(std::move(model_dir)), budget_(budget), map_from_(map_from) {}
 
-  // Resolves `tensor` (data_location EXTERNAL): the values viewing the mapped file, or, for
-  // a tensor that cannot be viewed in place, nullopt after its bytes were copied into
+  // Resolves `tensor` (data_location EXTERNAL): the values viewing the mapped file; a heap
+  // copy (MappedFile::copy_out: held once) where they are misaligned for the type; or, for
+  // packed int4 and tensors under `map_from`, nullopt after its bytes were copied into
   // raw_data (and the data location reset). An Error names the initializer.
   std::optional<Tensor> resolve(onnx::TensorProto& tensor);
 

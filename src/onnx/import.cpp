@@ -290,10 +290,12 @@ Tensor constant_node_value(const NodeProto& node, const std::string& label) {
   fail("node {}: unknown Constant attribute '{}'", label, key);
 }
 
-// The tensor viewing initializer `init`'s raw_data, which parse_mapped_model cut out of
-// the protobuf and left at `range` of the mapped file; or nullopt after putting the bytes
-// back into raw_data where they cannot serve in place (packed int4, misaligned, a size
-// that does not match, other data fields: the ordinary checks then judge the tensor).
+// The tensor of initializer `init`'s raw_data, which parse_mapped_model cut out of the
+// protobuf and left at `range` of the mapped file: a view in place where it is aligned to
+// the element size, else a heap copy (protobuf puts raw_data at any offset); or nullopt
+// after putting the bytes back into raw_data where they cannot serve as they lie (packed
+// int4, a size that does not match, other data fields: the ordinary checks then judge the
+// tensor).
 std::optional<Tensor> in_file_view(TensorProto& init, const onnx_io::MappedModel& m,
                                    std::pair<int64_t, int64_t> range) {
   const std::span<std::byte> bytes = m.file->bytes(range.first, range.second);
@@ -302,7 +304,7 @@ std::optional<Tensor> in_file_view(TensorProto& init, const onnx_io::MappedModel
                      init.data_location() != TensorProto::EXTERNAL && init.external_data_size() == 0 &&
                      init.float_data_size() == 0 && init.int32_data_size() == 0 && init.int64_data_size() == 0 &&
                      init.double_data_size() == 0 && init.uint64_data_size() == 0 && init.string_data_size() == 0;
-  if (plain && reinterpret_cast<uintptr_t>(bytes.data()) % static_cast<uintptr_t>(host_element_bytes(*type)) == 0) {
+  if (plain) {
     Shape shape(init.dims().begin(), init.dims().end());
     int64_t expected = -1;
     try {
@@ -310,9 +312,17 @@ std::optional<Tensor> in_file_view(TensorProto& init, const onnx_io::MappedModel
         expected = checked_mul(element_count(shape, "initializer"), host_element_bytes(*type), "initializer");
     } catch (const Error&) {
     }
-    if (expected == range.second) return Tensor::view(*type, std::move(shape), m.file, range.first);
+    if (expected == range.second) {
+      if (reinterpret_cast<uintptr_t>(bytes.data()) % static_cast<uintptr_t>(host_element_bytes(*type)) == 0)
+        return Tensor::view(*type, std::move(shape), m.file, range.first);
+      Tensor copy(*type, std::move(shape));
+      m.file->copy_out(bytes, copy.bytes());
+      return copy;
+    }
   }
-  init.set_raw_data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  // assign, not set_raw_data(pointer, size): protobuf's SetBytes builds a temporary string
+  // and copies it again, two copies of the bytes at once.
+  init.mutable_raw_data()->assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   m.file->release(bytes);
   return std::nullopt;
 }

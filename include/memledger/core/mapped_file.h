@@ -33,6 +33,11 @@ class MappedFile {
   // (MADV_DONTNEED: our copy is dropped, the next touch reads the file again). Only for
   // ranges nobody has written: written pages would lose the writes. Returns the bytes.
   int64_t release(std::span<const std::byte> range) const;
+  // Copies `range` (a part of this mapping nobody has written) into `to` (as many bytes),
+  // a slice at a time, handing each slice's pages back after it: the bytes are resident
+  // once, in `to`, not as the file's pages and the copy together. For values that cannot
+  // serve in place (misaligned for their type); the next touch of `range` reads the file.
+  void copy_out(std::span<const std::byte> range, std::span<std::byte> to) const;
 
  private:
   MappedFile(std::string path, std::byte* data, size_t size) : path_(std::move(path)), data_(data), size_(size) {}
