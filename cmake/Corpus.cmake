@@ -38,12 +38,13 @@ add_custom_target(corpus-check
 unset(_memledger_corpus_args)
 
 # The model sweep's CI subset (scripts/corpus/sweep.py): a vision transformer, swin,
-# maxvit, densenet, inception and a segmenter, folded variant only, exported into their own
+# maxvit, densenet, inception, a segmenter and mobilenet_v3_small (fit's second patched
+# stage is tested on it), folded variant only, exported into their own
 # folder; `cmake --build <dir> --target sweep` runs inspect, plan, run against
 # onnxruntime and run --arena on each. The whole sweep (every torchvision model) is the
 # same script on a folder made with `export_torchvision.py --all --variants folded`.
 set(MEMLEDGER_SWEEP_DIR "${PROJECT_BINARY_DIR}/sweep" CACHE PATH "Folder the corpus-sweep target exports into")
-set(MEMLEDGER_SWEEP_MODELS "vit_b_16,swin_t,maxvit_t,densenet121,inception_v3,lraspp_mobilenet_v3_large"
+set(MEMLEDGER_SWEEP_MODELS "vit_b_16,swin_t,maxvit_t,densenet121,inception_v3,lraspp_mobilenet_v3_large,mobilenet_v3_small"
     CACHE STRING "Comma-separated models of the CI sweep")
 add_custom_target(corpus-sweep
   COMMAND "${MEMLEDGER_CORPUS_PYTHON}" "${PROJECT_SOURCE_DIR}/scripts/corpus/export_torchvision.py"

@@ -23,6 +23,12 @@ cmake --build "$build" -j "$(nproc)"
 # planning tests run on.
 cmake --build "$build" --target corpus
 export MEMLEDGER_CORPUS_DIR="$build/corpus"
+# The sweep's CI subset too (not under the sanitizers): the tests that need whole-sweep models
+# (the shape cross-check, fit's second stage on mobilenet_v3_small) run on it.
+if [ "${1:-}" != "--sanitize" ]; then
+  cmake --build "$build" --target corpus-sweep
+  export MEMLEDGER_SWEEP_DIR="$build/sweep"
+fi
 cd "$build"
 ctest --output-on-failure -j "$(nproc)"
 # The model sweep's CI subset (vision transformer, swin, maxvit, densenet, inception, a

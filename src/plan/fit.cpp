@@ -4,6 +4,7 @@
 #include <chrono>
 #include <limits>
 #include <map>
+#include <unordered_map>
 
 #include "memledger/core/error.h"
 #include "memledger/plan/ledger.h"
@@ -23,6 +24,69 @@ int64_t peak_live(const Graph& graph, const DeviceProfile& profile, const PlanOp
   return make_ledger(graph, compute_liveness(graph, profile, options)).peak_live_bytes;
 }
 
+// The fit's record of a first-stage candidate applied to `base`.
+FitPatches fit_patches_of(const Graph& base, const PatchCandidate& candidate, const PatchedGraph& patched) {
+  FitPatches patches{.spec = candidate.spec,
+                     .split = base.value(candidate.spec.split).name,
+                     .original_macs = patched.original_macs,
+                     .patched_macs = patched.patched_macs,
+                     .patch_of_step = patched.patch_of_node};
+  patches.spec.rows = patched.rows;
+  patches.spec.cols = patched.cols;
+  if (candidate.inner) {
+    patches.inner_spec = candidate.inner;
+    patches.inner_split = base.value(candidate.inner->split).name;
+    patches.inner_patch_of_step = patched.inner_patch_of_node;
+  }
+  return patches;
+}
+
+// `first`'s patches with a second stage `second` applied to its graph: the first stage's
+// patches carried by node onto the new order (its nodes keep their ids).
+FitPatches with_second_stage(const Graph& first, const FitPatches& first_patches, const PatchCandidate& second,
+                             const PatchedGraph& patched) {
+  std::unordered_map<NodeId, std::pair<int, int>> first_of;
+  for (size_t i = 0; i < first.order().size(); ++i)
+    first_of[first.order()[i]] = {first_patches.patch_of_step[i],
+                                  first_patches.inner_spec ? first_patches.inner_patch_of_step[i] : -1};
+  FitPatches patches = first_patches;
+  patches.patch_of_step.clear();
+  patches.inner_patch_of_step.clear();
+  for (NodeId n : patched.graph.order()) {
+    const auto it = first_of.find(n);
+    patches.patch_of_step.push_back(it == first_of.end() ? -1 : it->second.first);
+    if (first_patches.inner_spec) patches.inner_patch_of_step.push_back(it == first_of.end() ? -1 : it->second.second);
+  }
+  patches.second_spec = second.spec;
+  patches.second_start = first.value(second.spec.after).name;
+  patches.second_split = first.value(second.spec.split).name;
+  patches.second_patch_of_step = patched.patch_of_node;
+  patches.patched_macs += patched.extra_macs();
+  return patches;
+}
+
+// The step after `after`'s producer where the most bytes are live (in place), or the last step.
+int peak_step_after(const Graph& g, const DeviceProfile& profile, ValueId after) {
+  const Ledger ledger = make_ledger(g, compute_liveness(g, profile, {.in_place = true}));
+  const auto& order = g.order();
+  const auto at = std::find(order.begin(), order.end(), g.value(after).producer);
+  int peak = static_cast<int>(order.size()) - 1;
+  int64_t most = -1;
+  for (size_t t = static_cast<size_t>(at - order.begin()) + 1; t < ledger.timeline.size(); ++t)
+    if (ledger.timeline[t].live_bytes > most) {
+      most = ledger.timeline[t].live_bytes;
+      peak = static_cast<int>(t);
+    }
+  return peak;
+}
+
+ValueId value_named(const Graph& g, const std::string& name) {
+  for (size_t i = 0; i < g.value_count(); ++i)
+    if (g.value(ValueId{static_cast<int32_t>(i)}).name == name) return ValueId{static_cast<int32_t>(i)};
+  ML_CHECK(false, "no value '{}' in the patched graph", name);
+  return {};
+}
+
 }  // namespace
 
 std::string_view to_string(FitStepKind kind) {
@@ -37,6 +101,8 @@ std::string_view to_string(FitStepKind kind) {
       return "patches";
     case FitStepKind::kNestedPatches:
       return "patches of patches";
+    case FitStepKind::kSecondStage:
+      return "second patched stage";
   }
   return "?";
 }
@@ -137,18 +203,7 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
   auto patch_step = [&](FitStepKind kind, const PatchCandidate& candidate, std::string detail, Clock::time_point start,
                         bool forced) {
     PatchedGraph patched = apply_candidate(base, candidate);
-    FitPatches patches{.spec = candidate.spec,
-                       .split = base.value(candidate.spec.split).name,
-                       .original_macs = patched.original_macs,
-                       .patched_macs = patched.patched_macs,
-                       .patch_of_step = patched.patch_of_node};
-    patches.spec.rows = patched.rows;
-    patches.spec.cols = patched.cols;
-    if (candidate.inner) {
-      patches.inner_spec = candidate.inner;
-      patches.inner_split = base.value(candidate.inner->split).name;
-      patches.inner_patch_of_step = patched.inner_patch_of_node;
-    }
+    FitPatches patches = fit_patches_of(base, candidate, patched);
     const PlanOptions in_place{.in_place = true};
     auto step = plan_step(kind, std::move(detail), patched.graph, in_place, patched.extra_macs(), start);
     if (forced) {  // what the user asked for: it is the plan, better or not
@@ -208,6 +263,78 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
       const auto start = Clock::now();
       searched_step(FitStepKind::kNestedPatches, search_nested_patches(base, profile, options), start,
                     "grid of patches of patches");
+    }
+  }
+  // 6. A second patched stage around the peak after the first stage. The first stage's split
+  // is kept, under its own grid and then (a single grid only) each finer one: once a second
+  // stage takes the later peak, the first stage's own patches may be what peaks.
+  if (!done() && result.patches && !options.patch) {
+    const auto start = Clock::now();
+    struct First {
+      Graph graph;
+      FitPatches patches;
+    };
+    std::vector<First> firsts{{result.graph, *result.patches}};
+    if (!result.patches->inner_spec) {
+      const ValueId split = value_named(base, result.patches->split);
+      bool finer = false;
+      for (const auto& [rows, cols] : options.grids) {
+        if (finer) {
+          const PatchCandidate c{.spec = {.split = split, .rows = rows, .cols = cols}};
+          try {
+            PatchedGraph p = apply_candidate(base, c);
+            FitPatches patches = fit_patches_of(base, c, p);
+            firsts.push_back({std::move(p.graph), std::move(patches)});
+          } catch (const Error&) {
+            break;  // finer than the split's H×W
+          }
+        }
+        finer = finer || (rows == result.patches->spec.rows && cols == result.patches->spec.cols);
+      }
+    }
+    std::optional<std::pair<FitStep, MemoryPlan>> best;
+    Graph best_graph;
+    FitPatches best_patches;
+    int screened = 0;
+    for (const First& first : firsts) {
+      const ValueId after = value_named(first.graph, first.patches.split);
+      const PatchSearchResult search =
+          search_later_stage(first.graph, profile, options, after, peak_step_after(first.graph, profile, after));
+      screened += search.evaluated;
+      if (!search.chosen) continue;
+      PatchedGraph patched = apply_candidate(first.graph, *search.chosen);
+      FitPatches patches = with_second_stage(first.graph, first.patches, *search.chosen, patched);
+      const std::string detail = fmt::format(
+          "{}; then {}: {}", candidate_text(PatchCandidate{.spec = first.patches.spec}, base),
+          candidate_text(*search.chosen, first.graph),
+          search.reaches ? fmt::format("{} of {} screened reach the capacity, fewest extra MACs", search.reaching,
+                                       search.evaluated)
+                         : fmt::format("none of {} screened reaches the capacity, lowest peak", search.evaluated));
+      const PlanOptions in_place{.in_place = true};
+      auto step = plan_step(FitStepKind::kSecondStage, detail, patched.graph, in_place,
+                            patches.patched_macs - patches.original_macs, start);
+      const bool better =
+          !best || (step.first.fits && !best->first.fits) ||
+          (!step.first.fits && !best->first.fits && step.first.peak_live_bytes < best->first.peak_live_bytes);
+      if (better) {
+        best = std::move(step);
+        best_graph = std::move(patched.graph);
+        best_patches = std::move(patches);
+      }
+      if (best->first.fits) break;  // the coarsest first grid that lets it fit: the fewest extra MACs there
+    }
+    if (!best) {
+      result.steps.push_back({.kind = FitStepKind::kSecondStage,
+                              .detail = fmt::format("no stage between '{}' and the later peak can run patch by patch "
+                                                    "({} screened)",
+                                                    result.patches->split, screened),
+                              .peak_live_bytes = result.plan.ledger.peak_live_bytes,
+                              .arena_bytes = result.plan.arena_bytes,
+                              .planning_seconds = seconds_since(start),
+                              .fits = result.plan.fits});
+    } else {
+      best->first.planning_seconds = seconds_since(start);
+      consider(std::move(*best), std::move(best_graph), {.in_place = true}, std::move(best_patches));
     }
   }
   result.fits = result.plan.fits;

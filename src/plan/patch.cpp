@@ -53,7 +53,8 @@ std::vector<std::vector<NodeId>> readers(const Graph& g) {
   return result;
 }
 
-Stage stage_of(const Graph& g, ValueId split) {
+// The stage of `split`: its ancestors, not walking past `after` (when valid).
+Stage stage_of(const Graph& g, ValueId split, ValueId after = {}) {
   Stage stage;
   std::vector<NodeId> work{g.value(split).producer};
   while (!work.empty()) {
@@ -61,28 +62,41 @@ Stage stage_of(const Graph& g, ValueId split) {
     work.pop_back();
     if (!n.valid() || !stage.members.insert(n).second) continue;
     for (ValueId in : g.node(n).inputs)
-      if (in.valid()) work.push_back(g.value(in).producer);
+      if (in.valid() && in != after) work.push_back(g.value(in).producer);
   }
   for (NodeId n : g.order())
     if (stage.members.count(n)) stage.nodes.push_back(n);
   return stage;
 }
 
-// Why the stage ending at `split` cannot run patch by patch, or empty.
+// Why the stage ending at `split` (starting after `after` when valid) cannot run patch by
+// patch, or empty.
 std::string stage_problem(const Graph& g, ValueId split, const Stage& stage, const std::vector<char>& data,
-                          const std::vector<std::vector<NodeId>>& read_by) {
+                          const std::vector<std::vector<NodeId>>& read_by, ValueId after = {}) {
   const Value& v = g.value(split);
   if (!v.producer.valid()) return "it is a graph input or a constant, not a node's output";
   if (!data[static_cast<size_t>(split.index)]) return "it does not depend on a graph input";
   if (v.shape.size() != 4) return fmt::format("it is {}, not a 4-D NCHW activation", shape_to_string(v.shape));
+  if (after.valid()) {
+    if (split == after) return "it is where the stage starts";
+    if (g.value(after).shape.size() != 4) return fmt::format("the stage's start '{}' is not 4-D", g.value(after).name);
+    bool reads_after = false;
+    for (NodeId n : stage.nodes)
+      for (ValueId in : g.node(n).inputs) reads_after = reads_after || in == after;
+    if (!reads_after) return fmt::format("its stage does not start at '{}'", g.value(after).name);
+  }
   for (NodeId n : stage.nodes) {
     const Node& node = g.node(n);
     if (!data[static_cast<size_t>(node.outputs.at(0).index)]) continue;  // runs once, before the patches
     if (std::string why = patch_rule_problem(g, node, data); !why.empty())
       return fmt::format("node {} in its stage: {}", node.label(), why);
-    for (ValueId in : node.inputs)
+    for (ValueId in : node.inputs) {
       if (in.valid() && g.is_graph_input(in) && g.value(in).shape.size() != 4)
         return fmt::format("graph input '{}' of its stage is not 4-D", g.value(in).name);
+      if (in.valid() && after.valid() && in != after && g.is_graph_input(in))
+        return fmt::format("its stage reads graph input '{}' besides its start '{}'", g.value(in).name,
+                           g.value(after).name);
+    }
     for (ValueId out : node.outputs) {
       if (!out.valid() || out == split) continue;
       if (g.is_graph_output(out)) return fmt::format("'{}' of its stage is a graph output", g.value(out).name);
@@ -221,6 +235,10 @@ class Rewriter {
       const Shape& s = in_.value(in).shape;
       if (s.size() == 4) local_[in] = {in, Box{0, s[2], 0, s[3]}};
     }
+    if (spec_.after.valid()) {
+      const Shape& s = in_.value(spec_.after).shape;
+      local_[spec_.after] = {spec_.after, Box{0, s[2], 0, s[3]}};
+    }
     for (NodeId n : data_nodes_) {
       const Node& node = in_.node(n);
       if (is_spatial_slice(in_, node)) {
@@ -245,7 +263,7 @@ class Rewriter {
     }
     std::unordered_map<ValueId, ValueId>& values = patch_values_.emplace_back();
     for (const auto& [original, held] : local_)
-      if (!in_.is_graph_input(original)) values[original] = held.first;
+      if (!in_.is_graph_input(original) && original != spec_.after) values[original] = held.first;
     return local_.at(spec_.split).first;
   }
 
@@ -318,8 +336,10 @@ void check_spec(const Graph& g, const PatchSpec& spec, const Stage& stage, const
                 const std::vector<std::vector<NodeId>>& read_by) {
   if (!spec.split.valid() || static_cast<size_t>(spec.split.index) >= g.value_count())
     fail("patch split: not a value of graph '{}'", g.name);
+  if (spec.after.valid() && static_cast<size_t>(spec.after.index) >= g.value_count())
+    fail("patch stage start: not a value of graph '{}'", g.name);
   const Value& split = g.value(spec.split);
-  if (std::string why = stage_problem(g, spec.split, stage, data, read_by); !why.empty())
+  if (std::string why = stage_problem(g, spec.split, stage, data, read_by, spec.after); !why.empty())
     fail("cannot patch at '{}': {}", split.name, why);
   if (spec.rows < 1 || spec.cols < 1 || spec.rows > split.shape[2] || spec.cols > split.shape[3])
     fail("cannot patch at '{}': a {}x{} grid does not fit its {}x{} (H x W)", split.name, spec.rows, spec.cols,
@@ -328,24 +348,32 @@ void check_spec(const Graph& g, const PatchSpec& spec, const Stage& stage, const
 
 }  // namespace
 
-std::vector<ValueId> patch_split_candidates(const Graph& g) {
+std::vector<ValueId> patch_split_candidates(const Graph& g) { return patch_split_candidates(g, ValueId{}); }
+
+std::vector<ValueId> patch_split_candidates(const Graph& g, ValueId after) {
   const std::vector<char> data = data_path(g);
   const auto read_by = readers(g);
   std::vector<ValueId> result;
+  bool started = !after.valid() || !g.value(after).producer.valid();
   for (NodeId n : g.order()) {
     const Node& node = g.node(n);
+    if (!started) {  // only values the order computes after the start
+      started = std::find(node.outputs.begin(), node.outputs.end(), after) != node.outputs.end();
+      continue;
+    }
     if (node.outputs.empty() || !node.outputs[0].valid()) continue;
     const ValueId v = node.outputs[0];
     if (!data[static_cast<size_t>(v.index)] || g.value(v).shape.size() != 4) continue;
-    if (stage_problem(g, v, stage_of(g, v), data, read_by).empty()) result.push_back(v);
+    if (stage_problem(g, v, stage_of(g, v, after), data, read_by, after).empty()) result.push_back(v);
   }
   return result;
 }
 
 PatchedGraph apply_patches(const Graph& g, const PatchSpec& spec) {
   const std::vector<char> data = data_path(g);
-  const Stage stage =
-      spec.split.valid() && static_cast<size_t>(spec.split.index) < g.value_count() ? stage_of(g, spec.split) : Stage{};
+  const bool known = spec.split.valid() && static_cast<size_t>(spec.split.index) < g.value_count() &&
+                     (!spec.after.valid() || static_cast<size_t>(spec.after.index) < g.value_count());
+  const Stage stage = known ? stage_of(g, spec.split, spec.after) : Stage{};
   check_spec(g, spec, stage, data, readers(g));
   Rewriter rewriter(g, data);
   rewriter.patch(spec, stage);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 #include <vector>
 
 #include "memledger/core/error.h"
@@ -56,21 +57,23 @@ PatchedGraph apply_candidate(const Graph& base, const PatchCandidate& candidate)
 std::string candidate_text(const PatchCandidate& candidate, const Graph& base) {
   std::string text = fmt::format("{}x{} patches up to '{}'", candidate.spec.rows, candidate.spec.cols,
                                  base.value(candidate.spec.split).name);
+  if (candidate.spec.after.valid()) text += fmt::format(" from '{}'", base.value(candidate.spec.after).name);
   if (candidate.inner)
     text += fmt::format(", in each {}x{} patches up to '{}'", candidate.inner->rows, candidate.inner->cols,
                         base.value(candidate.inner->split).name);
   return text;
 }
 
-PatchSearchResult search_patches(const Graph& base, const DeviceProfile& profile, const FitOptions& options) {
+PatchSearchResult search_patches(const Graph& base, const DeviceProfile& profile, const FitOptions& options,
+                                 ValueId after) {
   // Of every split and grid whose peak-live reaches the capacity, the fewest extra MACs; per
   // split, grids grow until one does (a finer grid only recomputes more halo).
   PatchSearchResult result;
   std::vector<PatchCandidate> reaching;
   std::optional<PatchCandidate> lowest;
-  for (ValueId split : patch_split_candidates(base)) {
+  for (ValueId split : patch_split_candidates(base, after)) {
     for (const auto& [rows, cols] : options.grids) {
-      const PatchSpec spec{.split = split, .rows = rows, .cols = cols};
+      const PatchSpec spec{.split = split, .rows = rows, .cols = cols, .after = after};
       std::optional<PatchedGraph> patched;
       try {
         patched = apply_patches(base, spec);
@@ -84,6 +87,53 @@ PatchSearchResult search_patches(const Graph& base, const DeviceProfile& profile
       if (c.peak_live_bytes <= profile.capacity_bytes) {
         reaching.push_back(c);
         break;
+      }
+    }
+  }
+  choose(result, std::move(reaching), std::move(lowest), base, profile, options);
+  return result;
+}
+
+PatchSearchResult search_later_stage(const Graph& base, const DeviceProfile& profile, const FitOptions& options,
+                                     ValueId first_split, int peak_step) {
+  PatchSearchResult result;
+  std::vector<PatchCandidate> reaching;
+  std::optional<PatchCandidate> lowest;
+  const std::vector<NodeId>& order = base.order();
+  if (order.empty()) return result;
+  const size_t peak = std::min(static_cast<size_t>(std::max(peak_step, 0)), order.size() - 1);
+  std::unordered_map<NodeId, size_t> position;
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+  const auto first_at = position.find(base.value(first_split).producer);
+  if (first_at == position.end() || first_at->second >= peak) return result;
+  // Starts: 4-D node outputs from the peak back to the first split, nearest first.
+  std::vector<ValueId> starts;
+  for (size_t i = peak; i-- > first_at->second && starts.size() < static_cast<size_t>(kLaterStageStarts);) {
+    const Node& node = base.node(order[i]);
+    if (!node.outputs.empty() && node.outputs[0].valid() && base.value(node.outputs[0]).shape.size() == 4)
+      starts.push_back(node.outputs[0]);
+  }
+  for (ValueId start : starts) {
+    if (result.evaluated >= options.nested_evaluations) break;
+    for (ValueId split : patch_split_candidates(base, start)) {
+      if (position.at(base.value(split).producer) < peak) continue;  // the stage must hold the peak step
+      for (const auto& [rows, cols] : options.grids) {
+        if (result.evaluated >= options.nested_evaluations) break;
+        const PatchSpec spec{.split = split, .rows = rows, .cols = cols, .after = start};
+        std::optional<PatchedGraph> patched;
+        try {
+          patched = apply_patches(base, spec);
+        } catch (const Error&) {
+          break;
+        }
+        ++result.evaluated;
+        const PatchCandidate c{
+            .spec = spec, .peak_live_bytes = peak_live(patched->graph, profile), .extra_macs = patched->extra_macs()};
+        if (!lowest || c.peak_live_bytes < lowest->peak_live_bytes) lowest = c;
+        if (c.peak_live_bytes <= profile.capacity_bytes) {
+          reaching.push_back(c);
+          break;
+        }
       }
     }
   }

@@ -32,8 +32,18 @@ struct PatchSearchResult {
 
 PatchedGraph apply_candidate(const Graph& base, const PatchCandidate& candidate);
 
-// One grid over the stage ending in each split candidate (FitOptions::grids).
-PatchSearchResult search_patches(const Graph& base, const DeviceProfile& profile, const FitOptions& options);
+// One grid over the stage ending in each split candidate (FitOptions::grids); with `after`,
+// over the later stages starting at that value (PatchSpec::after).
+PatchSearchResult search_patches(const Graph& base, const DeviceProfile& profile, const FitOptions& options,
+                                 ValueId after = {});
+
+// A later stage around the plan's peak step (fit's step 6), in a graph whose first stage ends
+// at `first_split`: stages starting at a value computed in full between that split and the
+// peak (nearest the peak first, at most kLaterStageStarts of them) and ending at a split at
+// or after it, each over FitOptions::grids; bounded by FitOptions::nested_evaluations.
+inline constexpr int kLaterStageStarts = 32;
+PatchSearchResult search_later_stage(const Graph& base, const DeviceProfile& profile, const FitOptions& options,
+                                     ValueId first_split, int peak_step);
 
 // Patches of patches (FitOptions::nested_outer_grids × nested_inner_grids), bounded by
 // FitOptions::nested_evaluations.

@@ -83,6 +83,13 @@ CHeaderPatches c_header_patches(const FitPatches& patches) {
     out.inner_split = patches.inner_split;
     out.inner_patch_of_step = patches.inner_patch_of_step;
   }
+  if (patches.second_spec) {
+    out.second_rows = patches.second_spec->rows;
+    out.second_cols = patches.second_spec->cols;
+    out.second_start = patches.second_start;
+    out.second_split = patches.second_split;
+    out.second_patch_of_step = patches.second_patch_of_step;
+  }
   return out;
 }
 
@@ -101,6 +108,10 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
   if (inner)
     ML_CHECK(patches->inner_patch_of_step.size() == live.schedule.size(), "{} inner patch indices for {} steps",
              patches->inner_patch_of_step.size(), live.schedule.size());
+  const bool second = patches && patches->second_rows > 0;
+  if (second)
+    ML_CHECK(patches->second_patch_of_step.size() == live.schedule.size(), "{} second-stage patch indices for {} steps",
+             patches->second_patch_of_step.size(), live.schedule.size());
   checked_i32(plan.arena_bytes, "arena size");
 
   // Buffer index of each value and each node's workspace.
@@ -135,6 +146,12 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
            " * a {0}x{1} grid of its own; steps with inner_patch >= 0 belong to inner patch row * {1} + col.\n"
            " * The steps' order is the order to run them in.\n",
            patches->inner_rows, patches->inner_cols, comment_text(patches->inner_split));
+  if (second)
+    append(h,
+           " * A second stage then runs patch by patch: the {}x{} patches of the stage from '{}' to '{}';\n"
+           " * steps with second_patch >= 0 belong to its patch row * {} + col.\n",
+           patches->second_rows, patches->second_cols, comment_text(patches->split),
+           comment_text(patches->second_split), patches->second_cols);
   append(h, " */\n#ifndef {0}\n#define {0}\n\n#include <stdint.h>\n\n", guard);
   append(h, "#if defined(__GNUC__)\n#define {0}_UNUSED __attribute__((unused))\n#else\n#define {0}_UNUSED\n#endif\n\n",
          P);
@@ -170,6 +187,8 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
   append(h, "#define {}_PATCH_COUNT {}\n", P, ranges.size());
   append(h, "#define {}_INNER_PATCH_ROWS {} /* 0: no patches of patches */\n", P, inner ? patches->inner_rows : 0);
   append(h, "#define {}_INNER_PATCH_COLS {}\n", P, inner ? patches->inner_cols : 0);
+  append(h, "#define {}_SECOND_PATCH_ROWS {} /* 0: no second patched stage */\n", P, second ? patches->second_rows : 0);
+  append(h, "#define {}_SECOND_PATCH_COLS {}\n", P, second ? patches->second_cols : 0);
   append(h, "/* 1 when each patch's steps are one contiguous run of the schedule */\n");
   append(h, "#define {}_PATCH_STEPS_CONTIGUOUS {}\n\n", P, contiguous ? 1 : 0);
 
@@ -217,6 +236,7 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
          "  const char *op;   /* domain.op for operators outside ONNX's default domain */\n"
          "  int32_t patch;    /* the patch this step belongs to (row * {1}_PATCH_COLS + col), or -1 */\n"
          "  int32_t inner_patch; /* its inner patch (row * {1}_INNER_PATCH_COLS + col), or -1 */\n"
+         "  int32_t second_patch; /* its patch of the second stage (row * {1}_SECOND_PATCH_COLS + col), or -1 */\n"
          "  int32_t first_io; /* its inputs, then its outputs, in {0}_step_io[first_io...] */\n"
          "  int32_t inputs;\n"
          "  int32_t outputs;\n"
@@ -236,12 +256,13 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
     for (ValueId v : node.outputs) add(v);
     const auto ws = workspace_of.find(id);
     const std::string op = node.domain.empty() || node.domain == "ai.onnx" ? node.op : node.domain + "." + node.op;
-    append(h, "  {{{}, {}, {}, {}, {}, {}, {}, {}}},\n", c_string(node.name.empty() ? node.op : node.name),
+    append(h, "  {{{}, {}, {}, {}, {}, {}, {}, {}, {}}},\n", c_string(node.name.empty() ? node.op : node.name),
            c_string(op), patches ? patches->patch_of_step[static_cast<size_t>(s)] : -1,
-           inner ? patches->inner_patch_of_step[static_cast<size_t>(s)] : -1, first, node.inputs.size(),
+           inner ? patches->inner_patch_of_step[static_cast<size_t>(s)] : -1,
+           second ? patches->second_patch_of_step[static_cast<size_t>(s)] : -1, first, node.inputs.size(),
            node.outputs.size(), ws == workspace_of.end() ? -1 : ws->second);
   }
-  append(h, "  {{0, 0, -1, -1, 0, 0, 0, -1}} /* end */\n}};\n\n");
+  append(h, "  {{0, 0, -1, -1, -1, 0, 0, 0, -1}} /* end */\n}};\n\n");
   append(h, "/* Per step: its inputs' buffer indices, then its outputs' (-1: an omitted optional one). */\n");
   append(h, "static const int32_t {0}_step_io[{1}] {2}_UNUSED = {{", p, io.size() + 1, P);
   for (size_t i = 0; i < io.size(); ++i) append(h, "{}{},", i % 16 == 0 ? "\n  " : " ", io[i]);

@@ -27,6 +27,9 @@ std::string fit_verdict(const FitResult& fit, const DeviceProfile& profile) {
     if (fit.patches->inner_spec)
       from += fmt::format(", in each {}x{} up to '{}'", fit.patches->inner_spec->rows, fit.patches->inner_spec->cols,
                           fit.patches->inner_split);
+    if (fit.patches->second_spec)
+      from += fmt::format("; then {}x{} from '{}' up to '{}'", fit.patches->second_spec->rows,
+                          fit.patches->second_spec->cols, fit.patches->second_start, fit.patches->second_split);
     from += ")";
   }
   if (fit.fits)
@@ -76,13 +79,21 @@ std::string fit_report_json(const FitResult& fit, const DeviceProfile& profile, 
                {"cols", fit.patches->inner_spec->cols},
                {"split", fit.patches->inner_split},
                {"patch_of_step", fit.patches->inner_patch_of_step}};
+    json second = nullptr;
+    if (fit.patches->second_spec)
+      second = {{"rows", fit.patches->second_spec->rows},
+                {"cols", fit.patches->second_spec->cols},
+                {"split", fit.patches->second_split},
+                {"start", fit.patches->second_start},
+                {"patch_of_step", fit.patches->second_patch_of_step}};
     patches = {{"rows", fit.patches->spec.rows},
                {"cols", fit.patches->spec.cols},
                {"split", fit.patches->split},
                {"original_macs", fit.patches->original_macs},
                {"patched_macs", fit.patches->patched_macs},
                {"patch_of_step", fit.patches->patch_of_step},
-               {"inner", inner}};
+               {"inner", inner},
+               {"second", second}};
   }
   json report = json::parse(plan_report_json(fit.graph, fit.plan, profile, model));
   report["fit"] = {{"fits", fit.fits},

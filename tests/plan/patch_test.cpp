@@ -419,6 +419,51 @@ TEST(PatchCorpus, MobileNetV2PatchedRunsBitIdenticallyInsideItsArena) {
   expect_written_in_place(nested.graph, plan);
 }
 
+// A second patched stage (PatchSpec::after): on mobilenet_v2 patched up to the end of block
+// 2, the later stages start at that split, read it only through crops, and the graph with
+// both stages runs bit-identically, also inside its arena.
+TEST(PatchCorpus, ASecondStageStartsAtTheFirstOnesSplit) {
+  ML_CORPUS_DIR_OR_SKIP(dir);
+  const Graph g = import_onnx_file((dir / "mobilenet_v2.onnx").string());
+  const std::vector<ValueId> candidates = patch_split_candidates(g);
+  ValueId block2;
+  for (ValueId v : candidates)
+    if (g.value(v).name.starts_with("/features/features.2/")) block2 = v;
+  ASSERT_TRUE(block2.valid());
+  const PatchedGraph first = apply_patches(g, {.split = block2, .rows = 2, .cols = 2});
+  const std::vector<ValueId> later = patch_split_candidates(first.graph, block2);
+  ASSERT_GE(later.size(), 5u);
+  // Every later split comes after the first stage's in the order, none is the split itself.
+  const auto& order = first.graph.order();
+  const auto at = [&](ValueId v) { return std::find(order.begin(), order.end(), first.graph.value(v).producer); };
+  for (ValueId v : later) EXPECT_GT(at(v), at(block2)) << first.graph.value(v).name;
+  // Without the start, the same splits are no candidates: their stage would reach back
+  // into the first stage's patches.
+  const std::vector<ValueId> from_inputs = patch_split_candidates(first.graph);
+  for (ValueId v : later)
+    EXPECT_EQ(std::find(from_inputs.begin(), from_inputs.end(), v), from_inputs.end()) << first.graph.value(v).name;
+
+  const std::vector<Tensor> inputs{read_tensor_file((dir / "mobilenet_v2.input.npy").string()).tensor};
+  const std::vector<Tensor> reference = run_graph(g, inputs, {.kernels = KernelSet::kReference});
+  const ValueId split2 = later[4];
+  const PatchedGraph second = apply_patches(first.graph, {.split = split2, .rows = 3, .cols = 3, .after = block2});
+  EXPECT_GT(second.extra_macs(), 0);
+  EXPECT_EQ(std::count_if(second.patch_of_node.begin(), second.patch_of_node.end(), [](int p) { return p == 8; }) > 0,
+            true);
+  EXPECT_EQ(run_graph(second.graph, inputs, {.kernels = KernelSet::kReference}).at(0), reference[0]);
+  const MemoryPlan plan = plan_memory(second.graph, with_model_dtypes(resolve_device("host")));
+  const ArenaRunReport r = run_in_arena(second.graph, plan, inputs, reference);
+  EXPECT_TRUE(r.clean()) << describe(r);
+  expect_written_in_place(second.graph, plan);
+  // A start the stage does not begin at (a value after its split) is refused, naming it.
+  try {
+    apply_patches(first.graph, {.split = split2, .rows = 2, .cols = 2, .after = later.back()});
+    ADD_FAILURE() << "a stage that does not start at the given value was patched";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot patch at"), std::string::npos) << e.what();
+  }
+}
+
 // mobilenet_v2 with BatchNormalization kept (the .bn export) under the MCU-like profile's
 // layout (NHWC, 4-byte alignment; the arena run keeps the model's dtypes), and resnet18,
 // whose first stage has a MaxPool and residual Adds.

@@ -47,8 +47,11 @@ int main(void) {
   }
   for (s = 0; s < ML_STEP_COUNT; ++s) {
     const ml_step *st = &ml_steps[s];
-    printf("step %d %d %d %d %d %d ", s, (int)st->patch, (int)st->inner_patch, (int)st->workspace, (int)st->inputs,
-           (int)st->outputs);
+    printf("step %d %d %d %d %d %d %d ", s, (int)st->patch, (int)st->inner_patch, (int)st->second_patch,
+           (int)st->workspace, (int)st->inputs, (int)st->outputs);
+    if (st->second_patch >= 0 && (st->patch >= 0 || st->second_patch >= ML_SECOND_PATCH_ROWS * ML_SECOND_PATCH_COLS)) {
+      printf("FAIL step %d second-stage patch %d\n", s, (int)st->second_patch); bad = 1;
+    }
     if (st->inner_patch >= 0 && (st->patch < 0 || st->inner_patch >= ML_INNER_PATCH_ROWS * ML_INNER_PATCH_COLS)) {
       printf("FAIL step %d inner patch %d\n", s, (int)st->inner_patch); bad = 1;
     }
@@ -179,9 +182,12 @@ inline void check_c_header(const std::string& header, const std::string& json, c
       EXPECT_EQ(alias, b["alias_of"].is_null() ? -1 : index_of.at(b["alias_of"].get<std::string>()));
       ++buffer_lines;
     } else if (kind == "step") {
-      int s, patch, inner_patch, workspace, inputs, outputs;
+      int s, patch, inner_patch, second_patch, workspace, inputs, outputs;
       std::string node, op;
-      lines >> s >> patch >> inner_patch >> workspace >> inputs >> outputs >> node >> op;
+      lines >> s >> patch >> inner_patch >> second_patch >> workspace >> inputs >> outputs >> node >> op;
+      EXPECT_EQ(second_patch,
+                patches && patches->second_rows > 0 ? patches->second_patch_of_step.at(static_cast<size_t>(s)) : -1)
+          << "step " << s;
       ASSERT_LT(static_cast<size_t>(s), plan["timeline"].size());
       EXPECT_EQ(node, to_hex(plan["timeline"][static_cast<size_t>(s)]["node"].get<std::string>())) << "step " << s;
       EXPECT_EQ(patch, patches ? patches->patch_of_step.at(static_cast<size_t>(s)) : -1) << "step " << s;

@@ -9,7 +9,11 @@
 //   5. when one grid does not reach the capacity, patches of patches: an outer grid over a
 //      deep stage and, inside each outer patch, an inner grid over its high-resolution
 //      start (MCUNetV2's receptive-field trade without one fine grid's halo over the whole
-//      stage), searched the same way.
+//      stage), searched the same way;
+//   6. when the plan still does not fit, a second patched stage around the peak step, after
+//      the first stage: it starts at a value computed in full (so a squeeze-and-excitation
+//      block, which needs its whole input and ends any stage, can lie between the two) and
+//      ends at a split after the peak; searched like step 4 over its start and split.
 // Nothing changes the model's numbers: the result is a graph (reordered, maybe patched)
 // and its plan, which run_in_arena proves bit-identical to the ordinary run. fit_model is
 // deterministic (same model, profile and options: same result), so `run --arena --fit`
@@ -55,7 +59,7 @@ struct FitOptions {
   double schedule_time_budget_seconds = 2.0;
 };
 
-enum class FitStepKind { kLayerByLayer, kMemoryOrder, kInPlace, kPatches, kNestedPatches };
+enum class FitStepKind { kLayerByLayer, kMemoryOrder, kInPlace, kPatches, kNestedPatches, kSecondStage };
 std::string_view to_string(FitStepKind kind);
 
 struct FitStep {
@@ -80,6 +84,12 @@ struct FitPatches {
   std::optional<PatchSpec> inner_spec;
   std::string inner_split;
   std::vector<int> inner_patch_of_step;
+  // A second patched stage (step 6), after the first: its grid, the names of the value it
+  // starts at (computed in full before it) and of its split, and per step its patch (-1
+  // outside it).
+  std::optional<PatchSpec> second_spec;
+  std::string second_start, second_split;
+  std::vector<int> second_patch_of_step;
 };
 
 struct FitResult {

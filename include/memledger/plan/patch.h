@@ -28,6 +28,10 @@ struct PatchSpec {
   ValueId split;  // the stage is everything this value depends on, back to graph inputs and constants
   int rows = 4;
   int cols = 4;
+  // A later stage: the walk back from the split stops at this value (a 4-D activation
+  // computed in full before the stage, e.g. an earlier stage's split), which the patches
+  // crop like a graph input. Invalid: back to the graph inputs.
+  ValueId after;
 };
 
 struct PatchedGraph {
@@ -52,6 +56,9 @@ struct PatchedGraph {
 // stage to the rest of the graph, it is a 4-D activation produced by a node, and every
 // stage node has a patch rule. In execution order.
 std::vector<ValueId> patch_split_candidates(const Graph& graph);
+// The same for a later stage starting at `after`: the values after it whose stage, walked
+// back to `after` (not past it), ends cleanly.
+std::vector<ValueId> patch_split_candidates(const Graph& graph, ValueId after);
 
 // The patched graph. An Error (user error, naming the value or node) when the grid cannot
 // apply: the split is not a candidate, the grid is larger than the split's H or W, or an

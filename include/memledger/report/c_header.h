@@ -17,7 +17,8 @@ namespace memledger {
 
 // The patch structure of a schedule (plan/patch.h, after fit): per step of the plan's
 // schedule, the patch (r·cols + c) it belongs to or -1; for patches of patches also the
-// inner grid run inside each outer patch and each step's inner patch (or -1).
+// inner grid run inside each outer patch and each step's inner patch (or -1); for a second
+// patched stage its grid and each step's patch of it (or -1).
 struct CHeaderPatches {
   int rows = 0, cols = 0;
   std::string split;  // the value the patched stage ends in
@@ -25,6 +26,9 @@ struct CHeaderPatches {
   int inner_rows = 0, inner_cols = 0;  // 0: no inner grid
   std::string inner_split;             // the value the inner stage ends in
   std::vector<int> inner_patch_of_step;
+  int second_rows = 0, second_cols = 0;    // a second patched stage; 0: none
+  std::string second_start, second_split;  // the values it starts at (in full) and ends in
+  std::vector<int> second_patch_of_step;
 };
 
 // The patches of a fit's final plan, as the header describes them.
