@@ -35,7 +35,6 @@
 #include "memledger/plan/allocate/generator.h"
 #include "memledger/plan/allocate/greedy.h"
 #include "memledger/plan/allocate/lower_bound.h"
-#include "memledger/plan/allocate/offset_order_search.h"
 #include "memledger/plan/allocate/validate.h"
 
 namespace memledger::allocate {
@@ -83,22 +82,10 @@ bool run_instance(const std::string& name, const Problem& problem, int64_t capac
     // The capacity is plan_exact's first probe: the same decision, without minimising after it.
     r.solution = greedy;
     if (greedy.arena_bytes > capacity) {
-      if (std::getenv("OFFSET_ORDER")) {
-        const DecisionResult d = decide_in_offset_order(
-            problem, capacity,
-            std::chrono::steady_clock::now() +
-                std::chrono::milliseconds(static_cast<int64_t>(1000 * g_budget_seconds * g_wall_factor)));
-        r.stats.nodes = d.nodes;
-        if (!d.offsets.empty()) {
-          r.solution.offsets = d.offsets;
-          r.solution.arena_bytes = arena_bytes(problem, d.offsets);
-        }
-      } else {
-        const PlacementDecision d = decide_within(problem, capacity, g_budget_seconds * g_wall_factor);
-        r.stats.nodes = d.nodes;
-        r.stats.restarts = d.restarts;
-        if (d.solution) r.solution = *d.solution;
-      }
+      const PlacementDecision d = decide_within(problem, capacity, g_budget_seconds * g_wall_factor);
+      r.stats.nodes = d.nodes;
+      r.stats.restarts = d.restarts;
+      if (d.solution) r.solution = *d.solution;
     }
   } else {
     r = plan_exact(problem, options, &greedy);
