@@ -12,7 +12,9 @@
 // Targets (issue 14): >= 99% within capacity, each <= 2 s, median <= 0.2 s.
 //
 //   placement_slack_bench [--instances=N] [--budget=S] [--wall-factor=F] [--first-seed=K]
-//                         [--models=DIR] [--dump=DIR] [benchmark flags]
+//                         [--until-fit] [--models=DIR] [--dump=DIR] [benchmark flags]
+// --until-fit: greedy, then only the decision at the capacity (decide_within), no
+// minimising after the first fit (quicker runs while developing; the same time to fit).
 // Default: 20 instances per cut style, seeds 1000, 1001, ...; --dump writes each generated
 // instance as DIR/<style>_<seed>.csv with its capacity in DIR/capacities.txt, so another
 // build (a baseline) can be run on the same instances.
@@ -42,6 +44,7 @@ int g_instances = 20;
 uint64_t g_first_seed = 1000;
 double g_budget_seconds = 2.0;  // CPU seconds per instance
 double g_wall_factor = 1.0;     // the search may run this many times the budget in wall time
+bool g_until_fit = false;       // stop at the first plan within capacity (decide_within)
 std::string g_models, g_dump;
 
 double quantile(std::vector<double> v, double q) {
@@ -74,7 +77,19 @@ bool run_instance(const std::string& name, const Problem& problem, int64_t capac
   options.on_progress = [&](const ExactProgress& p) {
     if (fit < 0 && p.best_arena <= capacity) fit = thread_cpu_seconds() - start;
   };
-  const ExactResult r = plan_exact(problem, options, &greedy);
+  ExactResult r;
+  if (g_until_fit) {
+    // The capacity is plan_exact's first probe: the same decision, without minimising after it.
+    r.solution = greedy;
+    if (greedy.arena_bytes > capacity) {
+      const PlacementDecision d = decide_within(problem, capacity, g_budget_seconds * g_wall_factor);
+      r.stats.nodes = d.nodes;
+      r.stats.restarts = d.restarts;
+      if (d.solution) r.solution = *d.solution;
+    }
+  } else {
+    r = plan_exact(problem, options, &greedy);
+  }
   if (find_violation(problem, r.solution) || find_violation(problem, greedy)) {
     std::fprintf(stderr, "  %s: INVALID PLAN\n", name.c_str());
     std::abort();
@@ -176,6 +191,8 @@ int main(int argc, char** argv) {
       g_budget_seconds = std::atof(argv[i] + 9);
     } else if (std::strncmp(argv[i], "--wall-factor=", 14) == 0) {
       g_wall_factor = std::max(1.0, std::atof(argv[i] + 14));
+    } else if (std::strcmp(argv[i], "--until-fit") == 0) {
+      g_until_fit = true;
     } else if (std::strncmp(argv[i], "--models=", 9) == 0) {
       g_models = argv[i] + 9;
     } else if (std::strncmp(argv[i], "--dump=", 7) == 0) {

@@ -60,7 +60,8 @@ class WellSearch {
         offset_(s.index.size(), -1),
         solution_(s.index.size(), 0),
         within_(s.sections + 1, 0),
-        reach_(s.sections + 1, 0) {
+        reach_(s.sections + 1, 0),
+        tried_(s.index.size(), {0, 0}) {
     skyline::Starters starters = skyline::build_starters(s, branching);
     starters_ = std::move(starters.lists);
     twin_before_ = std::move(starters.twin_before);
@@ -223,10 +224,21 @@ class WellSearch {
     const Well& w = f.well;
     if (f.stage == 0) {
       f.begin = f.next = pool_.size();
+      // The buffer directly below the open position with its top at the floor, when one
+      // starts in this section (a stack of buffers with one lifetime).
+      int32_t below = -1;
+      for (const int32_t k : starters_[w.open]) {
+        if (offset_[k] >= 0 && offset_[k] + s_.size[k] == w.floor) below = k;
+      }
       int32_t position = 0;
       for (const int32_t k : starters_[w.open]) {
         ++position;
         if (!fits(k, w)) continue;
+        // Two buffers of one lifetime stacked directly can swap places: if this one was
+        // tried (and failed) where the one below it now lies, it need not go on top of it.
+        if (below >= 0 && s_.hi[below] == s_.hi[k] && s_.alignment[k] == 1 && s_.alignment[below] == 1 &&
+            tried_before(below, k))
+          continue;
         // Flush edges first: a buffer that reaches the next wall in time, or whose top meets
         // a neighbour's height, leaves no new step behind.
         const int64_t top = aligned(w.floor, k) + s_.size[k];
@@ -248,6 +260,7 @@ class WellSearch {
     }
     if (f.next < f.end) {
       const int32_t k = pool_[f.next++].second;
+      tried_[k] = {f.begin, f.next - 1};
       const int64_t floor = w.floor;
       const int32_t lo = f.lo, hi = f.hi;
       frames_.push_back(Frame{.kind = Kind::kPlace, .lo = lo, .hi = hi, .buffer = k, .floor = floor});
@@ -288,6 +301,14 @@ class WellSearch {
     for (int32_t t = s_.lo[k]; t + 1 < s_.hi[k]; ++t) split = --cuts_[t] == 0 || split;
     call(split ? Kind::kParts : Kind::kSearch, f.lo, f.hi);
     return std::nullopt;
+  }
+
+  // Whether buffer k was a candidate tried before `placed` at the position where `placed` went.
+  bool tried_before(int32_t placed, int32_t k) const {
+    for (size_t j = tried_[placed].first; j < tried_[placed].second; ++j) {
+      if (pool_[j].second == k) return true;
+    }
+    return false;
   }
 
   bool waits_for_twin(int32_t k) const { return twin_before_[k] >= 0 && offset_[twin_before_[k]] < 0; }
@@ -343,6 +364,16 @@ class WellSearch {
       for (int32_t t = w.first; t < w.end; ++t) {
         if (slack(t) < w.wall - w.floor) return false;
       }
+      // Dominance: the positions were left empty from left to right, each after every buffer
+      // that could start there had been tried and failed. An unplaced buffer that lies within
+      // the well and fits under the wall could move down into the hole of any completion,
+      // which (made canonical again) is a solution in a branch already searched: none.
+      for (int32_t t = w.first; t < w.end; ++t) {
+        for (const int32_t k : starters_[t]) {
+          if (offset_[k] < 0 && s_.hi[k] <= w.end && aligned(w.floor, k) == w.floor && s_.size[k] <= w.wall - w.floor)
+            return false;
+        }
+      }
       w.choices = 1;
       return true;
     }
@@ -395,6 +426,7 @@ class WellSearch {
   std::vector<char> reach_;                        // scratch for examine()
   std::vector<Frame> frames_;                      // the search's stack
   std::vector<std::pair<int64_t, int32_t>> pool_;  // the kBranch frames' candidates: (order key, buffer)
+  std::vector<std::pair<size_t, size_t>> tried_;   // per placed buffer: the candidates in pool_ tried before it
   int64_t nodes_ = 0;
   int64_t node_limit_ = 0;
 };

@@ -57,6 +57,30 @@ TEST(AllocateDecisionSearch, AgreesWithBruteForceOnTinyProblems) {
   EXPECT_EQ(found, 100);
 }
 
+// Chains with the fillers of every other step, seven buffers (slack in some steps, none in
+// others): at the brute-force optimum the search finds a placement, so the waste rules and the
+// dominance rules (raised wells, stacks of one lifetime) do not cut off the only placements;
+// one byte below it (where that is not below the lower bound) it refutes. (These chains
+// rarely need more than the lower bound: the refutations are AgreesWithBruteForceOnTinyProblems'.)
+TEST(AllocateDecisionSearch, AgreesWithBruteForceWithSlack) {
+  for (uint32_t seed = 1; seed <= 400; ++seed) {
+    int64_t peak = 0;
+    Problem p = testing::random_chain_problem(seed, 7, peak);
+    // Fillers of every other step kept: a problem with slack in some steps, none in others.
+    std::erase_if(p.buffers, [&](const Buffer& b) { return b.id[0] == 'f' && (b.lower + seed) % 2 == 0; });
+    const int64_t optimum = brute_force_optimum(p, 1 << 20);
+    SCOPED_TRACE(seed);
+    const DecisionResult at = decide_placement(p, optimum, far_away());
+    ASSERT_EQ(at.outcome, Outcome::kFound);
+    const Solution s = solution_of(p, at);
+    testing::expect_valid_plan(p, s);
+    EXPECT_LE(s.arena_bytes, optimum);
+    if (optimum > lower_bound(p).bytes) {
+      EXPECT_EQ(decide_placement(p, optimum - 1, far_away()).outcome, Outcome::kInfeasible);
+    }
+  }
+}
+
 // Both searches are complete on tight problems, so they must agree (perfect packing is
 // checked against brute force in its own test).
 TEST(AllocateDecisionSearch, AgreesWithPerfectPackingOnTightProblems) {

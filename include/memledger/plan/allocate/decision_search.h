@@ -16,7 +16,12 @@
 // capacity; in every well, the buffers that cross its walls must fit above the lower wall,
 // and the sections at its floor must be spanned by a chain of buffers that fit there and of
 // bytes left empty where there is slack (the perfect packing's tiling, where there is none).
-// Identical buffers (same lifetime and size) are placed in one order only. The well with
+// Identical buffers (same lifetime and size) are placed in one order only. Dominance (each
+// rule maps a placement it cuts off onto one in a branch already searched without success):
+// a well whose positions were all left empty is not raised while an unplaced buffer within it
+// fits under the wall (it would drop into the hole), and of two buffers of one lifetime
+// stacked directly, the upper one is not tried on the lower one when it already failed in
+// the lower one's place (they can swap). The well with
 // the fewest choices is branched on first; when no unplaced buffer spans a boundary in time
 // any more, the two sides are searched independently (dynamic decomposition). Restarts
 // follow the Luby sequence over four variants (time mirrored or not, size or length
