@@ -47,6 +47,33 @@ int64_t rest_of_network_peak(const PatchedGraph& patched, const DeviceProfile& p
   return rest;
 }
 
+// One split (and stage start) under FitOptions::grids, coarsest first, until a grid reaches
+// the capacity, a grid does not apply (finer than the split's H×W: finer ones neither) or
+// `budget` candidates have been evaluated in all.
+void screen_grids(const Graph& base, const DeviceProfile& profile, const FitOptions& options, PatchSpec spec,
+                  int budget, PatchSearchResult& result, std::vector<PatchCandidate>& reaching,
+                  std::optional<PatchCandidate>& lowest) {
+  for (const auto& [rows, cols] : options.grids) {
+    if (result.evaluated >= budget) return;
+    spec.rows = rows;
+    spec.cols = cols;
+    std::optional<PatchedGraph> patched;
+    try {
+      patched = apply_patches(base, spec);
+    } catch (const Error&) {
+      return;
+    }
+    ++result.evaluated;
+    const PatchCandidate c{
+        .spec = spec, .peak_live_bytes = peak_live(patched->graph, profile), .extra_macs = patched->extra_macs()};
+    if (!lowest || c.peak_live_bytes < lowest->peak_live_bytes) lowest = c;
+    if (c.peak_live_bytes <= profile.capacity_bytes) {
+      reaching.push_back(c);
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 PatchedGraph apply_candidate(const Graph& base, const PatchCandidate& candidate) {
@@ -72,23 +99,8 @@ PatchSearchResult search_patches(const Graph& base, const DeviceProfile& profile
   std::vector<PatchCandidate> reaching;
   std::optional<PatchCandidate> lowest;
   for (ValueId split : patch_split_candidates(base, after)) {
-    for (const auto& [rows, cols] : options.grids) {
-      const PatchSpec spec{.split = split, .rows = rows, .cols = cols, .after = after};
-      std::optional<PatchedGraph> patched;
-      try {
-        patched = apply_patches(base, spec);
-      } catch (const Error&) {
-        break;  // the grid does not apply (finer than the split's H×W): finer ones neither
-      }
-      ++result.evaluated;
-      const PatchCandidate c{
-          .spec = spec, .peak_live_bytes = peak_live(patched->graph, profile), .extra_macs = patched->extra_macs()};
-      if (!lowest || c.peak_live_bytes < lowest->peak_live_bytes) lowest = c;
-      if (c.peak_live_bytes <= profile.capacity_bytes) {
-        reaching.push_back(c);
-        break;
-      }
-    }
+    screen_grids(base, profile, options, {.split = split, .after = after}, std::numeric_limits<int>::max(), result,
+                 reaching, lowest);
   }
   choose(result, std::move(reaching), std::move(lowest), base, profile, options);
   return result;
@@ -117,24 +129,8 @@ PatchSearchResult search_later_stage(const Graph& base, const DeviceProfile& pro
     if (result.evaluated >= options.nested_evaluations) break;
     for (ValueId split : patch_split_candidates(base, start)) {
       if (position.at(base.value(split).producer) < peak) continue;  // the stage must hold the peak step
-      for (const auto& [rows, cols] : options.grids) {
-        if (result.evaluated >= options.nested_evaluations) break;
-        const PatchSpec spec{.split = split, .rows = rows, .cols = cols, .after = start};
-        std::optional<PatchedGraph> patched;
-        try {
-          patched = apply_patches(base, spec);
-        } catch (const Error&) {
-          break;
-        }
-        ++result.evaluated;
-        const PatchCandidate c{
-            .spec = spec, .peak_live_bytes = peak_live(patched->graph, profile), .extra_macs = patched->extra_macs()};
-        if (!lowest || c.peak_live_bytes < lowest->peak_live_bytes) lowest = c;
-        if (c.peak_live_bytes <= profile.capacity_bytes) {
-          reaching.push_back(c);
-          break;
-        }
-      }
+      screen_grids(base, profile, options, {.split = split, .after = start}, options.nested_evaluations, result,
+                   reaching, lowest);
     }
   }
   choose(result, std::move(reaching), std::move(lowest), base, profile, options);
