@@ -80,11 +80,18 @@ int peak_step_after(const Graph& g, const DeviceProfile& profile, ValueId after)
   return peak;
 }
 
-ValueId value_named(const Graph& g, const std::string& name) {
+// The value called `name`, or an invalid id.
+ValueId find_value(const Graph& g, const std::string& name) {
   for (size_t i = 0; i < g.value_count(); ++i)
     if (g.value(ValueId{static_cast<int32_t>(i)}).name == name) return ValueId{static_cast<int32_t>(i)};
-  ML_CHECK(false, "no value '{}' in the patched graph", name);
   return {};
+}
+
+// The value a fit's own record names (its graphs keep every name they were given).
+ValueId value_named(const Graph& g, const std::string& name) {
+  const ValueId id = find_value(g, name);
+  ML_CHECK(id.valid(), "no value '{}' in the patched graph", name);
+  return id;
 }
 
 }  // namespace
@@ -388,11 +395,9 @@ PatchSpec parse_patch_spec(const Graph& graph, const std::string& text) {
   if (rows < 1 || cols < 1 || at + 1 >= text.size())
     fail("--patch '{}': expected ROWSxCOLS@VALUE, e.g. 4x4@input.44 (ROWS and COLS from 1 to 9999)", text);
   const std::string name = text.substr(at + 1);
-  for (size_t i = 0; i < graph.value_count(); ++i) {
-    const ValueId id{static_cast<int32_t>(i)};
-    if (graph.value(id).name == name) return {.split = id, .rows = rows, .cols = cols};
-  }
-  fail("--patch '{}': the model has no value '{}'", text, name);
+  const ValueId id = find_value(graph, name);
+  if (!id.valid()) fail("--patch '{}': the model has no value '{}'", text, name);
+  return {.split = id, .rows = rows, .cols = cols};
 }
 
 }  // namespace memledger
