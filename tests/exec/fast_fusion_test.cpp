@@ -10,17 +10,13 @@
 #include "memledger/exec/buffer_provider.h"
 #include "memledger/exec/executor.h"
 #include "memledger/exec/interpreter.h"
+#include "passes/pass_test_util.h"
 
 namespace memledger {
 namespace {
 
-const AxisRoles kNCHW{AxisRole::kN, AxisRole::kC, AxisRole::kH, AxisRole::kW};
-
-Tensor ramp(Shape shape, float start, float step, int period) {
-  Tensor t(DType::kFloat32, std::move(shape));
-  for (int64_t i = 0; i < t.elements(); ++i) t.data<float>()[i] = start + step * static_cast<float>(i % period);
-  return t;
-}
+using testing::kNCHW;
+using testing::ramp;
 
 // x → Conv → SiLU (Sigmoid, Mul) → Conv → Clip(0, 6) → Conv → c3; c3 → Relu → r3 and
 // c3 → Add(r3, c3) → y: the last Relu shares its Conv's output with the Add, so it must

@@ -20,6 +20,14 @@ namespace memledger::testing {
 
 inline const AxisRoles kNCHW{AxisRole::kN, AxisRole::kC, AxisRole::kH, AxisRole::kW};
 
+// A float32 tensor whose values repeat start, start + step, ... every `period` elements
+// (inputs and weights that differ between neighbouring positions).
+inline Tensor ramp(Shape shape, float start, float step, int period) {
+  Tensor t(DType::kFloat32, std::move(shape));
+  for (int64_t i = 0; i < t.elements(); ++i) t.data<float>()[i] = start + step * static_cast<float>(i % period);
+  return t;
+}
+
 inline bool update_golden() {
   const char* v = std::getenv("MEMLEDGER_UPDATE_GOLDEN");
   return v != nullptr && std::string(v) == "1";
