@@ -369,6 +369,27 @@ TEST(Patch, PatchesOfPatchesRunBitIdentically) {
   expect_same_numbers(b.graph, p, random_inputs(b.graph, 9));
 }
 
+// A later stage must start at its start value only: one that also reads another graph input
+// is refused, naming that input.
+TEST(PatchRewrite, ALaterStageReadingAnotherGraphInputIsRefused) {
+  Graph g;
+  const ValueId x = g.add_input({.name = "x", .shape = {1, 2, 8, 8}, .roles = kNCHW});
+  const ValueId z = g.add_input({.name = "z", .shape = {1, 2, 8, 8}, .roles = kNCHW});
+  const ValueId a = add_act(g, "a", {1, 2, 8, 8}), b = add_act(g, "b", {1, 2, 8, 8}), c = add_act(g, "c", {1, 2, 8, 8});
+  g.add_node({.name = "r1", .op = "Relu", .inputs = {x}, .outputs = {a}});
+  g.add_node({.name = "add", .op = "Add", .inputs = {a, z}, .outputs = {b}});
+  g.add_node({.name = "r2", .op = "Relu", .inputs = {b}, .outputs = {c}});
+  g.mark_output(c);
+  try {
+    apply_patches(g, {.split = c, .rows = 2, .cols = 2, .after = a});
+    ADD_FAILURE() << "a later stage reading graph input 'z' was patched";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("reads graph input 'z' besides its start 'a'"), std::string::npos) << e.what();
+  }
+  // Started at the graph inputs instead, the same stage patches.
+  EXPECT_NO_THROW(apply_patches(g, {.split = c, .rows = 2, .cols = 2}));
+}
+
 // ---- torchvision's mobilenet_v2 (BatchNorm folded by the exporter) ----
 
 TEST(PatchCorpus, MobileNetV2PatchedRunsBitIdenticallyInsideItsArena) {
