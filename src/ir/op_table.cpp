@@ -9,7 +9,9 @@
 #include "memledger/core/checked.h"
 #include "memledger/core/error.h"
 #include "memledger/device/tensor_layout.h"
+#include "memledger/ir/accumulate_pool.h"
 #include "memledger/ir/affine.h"
+#include "memledger/ir/self_gated.h"
 #include "memledger/ir/window.h"
 #include "memledger/ir/write_patch.h"
 
@@ -272,6 +274,13 @@ std::vector<OpRecord> make_table() {
                        .shape = s::same,
                        .roles = R::kSameAxes,
                        .contract = write_patch_contract});
+  t.push_back(shaped(with(unary(kSelfGatedOp), [](OpRecord& r) { r.domain = kMemledgerDomain; }), s::same));
+  t.push_back(OpRecord{.domain = kMemledgerDomain,
+                       .name = kAccumulatePoolOp,
+                       .shape = accumulate_pool_shape,
+                       .roles = R::kReduction,
+                       .data_inputs = 1,
+                       .tile = T::kGlobalPool});
 
   // Channel-first: windows, normalizations, rearrangements of N, C, spatial.
   t.push_back(shaped(with(channel_first("Conv", 2),
@@ -315,8 +324,14 @@ std::vector<OpRecord> make_table() {
                        s::pool));
   t.push_back(
       shaped(with(channel_first("MaxRoiPool"), [](OpRecord& r) { r.window = WindowKind::kPool; }), s::max_roi_pool));
-  for (std::string_view op : {"GlobalAveragePool", "GlobalMaxPool"})
-    t.push_back(shaped(with(channel_first(op), [](OpRecord& r) { r.tile = T::kGlobalPool; }), s::global_pool));
+  t.push_back(shaped(with(channel_first("GlobalAveragePool"),
+                          [](OpRecord& r) {
+                            r.tile = T::kGlobalPool;
+                            r.patch = PatchRule::kGlobalPool;
+                          }),
+                     s::global_pool));
+  t.push_back(
+      shaped(with(channel_first("GlobalMaxPool"), [](OpRecord& r) { r.tile = T::kGlobalPool; }), s::global_pool));
   t.push_back(shaped(with(channel_first("BatchNormalization", 1),
                           [](OpRecord& r) {
                             r.in_place = InPlaceRule::kElementwise;

@@ -56,10 +56,11 @@ enum class WindowKind : uint8_t { kNone, kConv, kPool };
 // (plan/patch_rules): the operator can run on one patch of its output.
 enum class PatchRule : uint8_t {
   kNone,
-  kPointwise,  // element by element: the same box of every data input (other inputs broadcast over H, W)
-  kWindow,     // Conv and pools: the box widened by the window's halo, clipped to the image
-  kConcat,     // Concat over channels: the same box of every input
-  kSlice,      // Slice of H and W: the box shifted by the starts
+  kPointwise,   // element by element: the same box of every data input (other inputs broadcast over H, W)
+  kWindow,      // Conv and pools: the box widened by the window's halo, clipped to the image
+  kConcat,      // Concat over channels: the same box of every input
+  kSlice,       // Slice of H and W: the box shifted by the starts
+  kGlobalPool,  // a mean over all of H and W: computed in row strips before the patches, read whole by them
 };
 
 struct OpRecord;
