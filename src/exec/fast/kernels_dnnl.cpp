@@ -14,6 +14,7 @@
 #include <map>
 
 #include "exec/fast/dnnl_node.h"
+#include "memledger/ir/op_table.h"
 
 namespace memledger::exec::fast {
 namespace {
@@ -157,10 +158,10 @@ Activation activation_of(const Graph& g, const Node& n) {
 
 int silu_input(const Graph& g, const Node& mul);
 
-// The activation a Conv's output goes through, that can be its post-op: a Relu, Clip or
-// Sigmoid that alone reads the output (same shape, float, not a graph output), or a SiLU's
-// Mul whose Sigmoid and itself are the output's only readers. Null when there is none. (A
-// squeeze-and-excitation block's gate is a Conv on a 1×1 activation and its Sigmoid.)
+// The activation a Conv's output goes through, that can be its post-op: one the op table
+// marks conv_post_op (Relu, Clip, Sigmoid) that alone reads the output (same shape, float, not a graph output), or a
+// SiLU's Mul whose Sigmoid and itself are the output's only readers. Null when there is none. (A squeeze-and-excitation
+// block's gate is a Conv on a 1×1 activation and its Sigmoid.)
 struct PostOp {
   const Node* node = nullptr;  // the Relu, Clip or Mul whose output the post-op computes
   Activation activation;
@@ -184,8 +185,9 @@ PostOp fusable_activation(const Graph& g, const Node& conv) {
   }
   if (readers.size() != 1) return {};
   const Node& act = g.node(readers[0]);
-  if ((act.op != "Relu" && act.op != "Clip" && act.op != "Sigmoid") || !act.domain.empty() || act.inputs.empty() ||
-      act.inputs[0] != c || act.outputs.size() != 1 || !act.outputs[0].valid())
+  const OpRecord* record = find_op(act, g.opset);
+  if (!record || !record->conv_post_op || act.inputs.empty() || act.inputs[0] != c || act.outputs.size() != 1 ||
+      !act.outputs[0].valid())
     return {};
   const Value& yv = g.value(act.outputs[0]);
   if (yv.dtype != DType::kFloat32 || yv.shape != g.value(c).shape) return {};
