@@ -11,6 +11,7 @@
 //
 //   model_latency_bench [--rounds R] [--runs N] [--models a,b,...] [--configs fast,arena,...]
 //                       [--baseline OTHER_BENCH]
+//   model_latency_bench --profile MODEL.onnx INPUT.npy fast|arena|reference RUNS [TOP]
 //   corpus from $MEMLEDGER_CORPUS_DIR or ./corpus
 // --baseline adds the configuration "baseline": OTHER_BENCH (this benchmark built from an
 // older commit) runs the fast kernels in its own child, in the same rounds, so an old and a
@@ -83,6 +84,84 @@ int child(const std::string& model, const std::string& input, const std::string&
   std::printf("latency_ms %.4f\ncpu_ms %.4f\n", median(wall), median(cpu));
   if (arena) std::printf("arena_bytes %lld\n", static_cast<long long>(plan->arena_bytes));
   std::printf("prepacked_bytes %lld\n", static_cast<long long>(executor.prepacked_bytes()));
+  return 0;
+}
+
+// --profile: where one configuration's run goes, node by node. The CPU time of this thread
+// between one node's end and the next's (the kernel and the executor's bookkeeping for the
+// node: buffers taken and released), median over the timed runs, summed per operator
+// (fused nodes under their own operator: a forwarding Relu shows what forwarding costs).
+double thread_cpu_us() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return 1e6 * static_cast<double>(t.tv_sec) + 1e-3 * static_cast<double>(t.tv_nsec);
+}
+
+int profile(const std::string& model, const std::string& input, const std::string& mode, int runs, int top) {
+  const Graph graph = import_onnx_file(model);
+  const std::vector<Tensor> inputs{read_tensor_file(input).tensor};
+  const ExecOptions exec{.kernels = mode == "reference" ? KernelSet::kReference : KernelSet::kFast, .threads = 1};
+  Executor executor(graph, exec);
+  std::vector<Tensor> outputs = executor.make_outputs();
+  HeapBufferProvider heap;
+  std::unique_ptr<MemoryPlan> plan;
+  std::unique_ptr<PlannedArena> arena;
+  if (mode == "arena") {
+    plan = std::make_unique<MemoryPlan>(plan_for_kernels(graph, builtin_profile("host"), exec));
+    arena = std::make_unique<PlannedArena>(graph, *plan);
+  }
+  BufferProvider& provider = arena ? static_cast<BufferProvider&>(*arena) : heap;
+  std::map<int32_t, std::vector<double>> per_node;
+  std::vector<double> totals;
+  double last = 0;
+  auto after = [&](NodeId id) {
+    const double now = thread_cpu_us();
+    per_node[id.index].push_back(now - last);
+    last = now;
+  };
+  executor.run_into(inputs, outputs, provider);  // warm-up
+  per_node.clear();
+  rusage before{}, after_runs{};
+  getrusage(RUSAGE_SELF, &before);
+  for (int i = 0; i < runs; ++i) {
+    const double start = thread_cpu_us();
+    last = start;
+    executor.run_into(inputs, outputs, provider, after);
+    totals.push_back(thread_cpu_us() - start);
+  }
+  getrusage(RUSAGE_SELF, &after_runs);
+  struct Row {
+    double us = 0;
+    int nodes = 0;
+  };
+  std::map<std::string, Row> by_op;
+  std::vector<std::pair<double, int32_t>> nodes;
+  double sum = 0;
+  for (auto& [index, times] : per_node) {
+    const double us = median(times);
+    const Node& n = graph.node(NodeId{index});
+    Row& row = by_op[n.op];
+    row.us += us;
+    ++row.nodes;
+    sum += us;
+    nodes.push_back({us, index});
+  }
+  std::printf(
+      "%s %s: run %.1f us CPU (median of %d), nodes %.1f us, outside the nodes %.1f us; page faults %.1f per run\n",
+      model.c_str(), mode.c_str(), median(totals), runs, sum, median(totals) - sum,
+      static_cast<double>(after_runs.ru_minflt - before.ru_minflt) / runs);
+  std::vector<std::pair<double, std::string>> ops;
+  for (const auto& [op, row] : by_op) ops.push_back({row.us, op});
+  std::sort(ops.rbegin(), ops.rend());
+  for (const auto& [us, op] : ops)
+    std::printf("  %-20s %8.1f us %5.1f %%  %3d nodes\n", op.c_str(), us, 100 * us / sum, by_op[op].nodes);
+  std::sort(nodes.rbegin(), nodes.rend());
+  for (size_t i = 0; i < nodes.size() && static_cast<int>(i) < top; ++i) {
+    const Node& n = graph.node(NodeId{nodes[i].second});
+    const Value& y = graph.value(n.outputs.at(0));
+    std::printf("  %8.1f us  %-10s %-50s %s\n", nodes[i].first, n.op.c_str(), n.name.c_str(),
+                shape_to_string(y.shape).c_str());
+  }
   return 0;
 }
 
@@ -234,6 +313,8 @@ int bench(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
+    if (argc >= 6 && std::string(argv[1]) == "--profile")
+      return memledger::profile(argv[2], argv[3], argv[4], std::atoi(argv[5]), argc > 6 ? std::atoi(argv[6]) : 20);
     if (argc == 6 && std::string(argv[1]) == "--child")
       return memledger::child(argv[2], argv[3], argv[4], std::atoi(argv[5]));
     return memledger::bench(argc, argv);

@@ -14,6 +14,7 @@
 #include <map>
 
 #include "exec/fast/dnnl_node.h"
+#include "exec/fast/silu.h"
 #include "memledger/ir/op_table.h"
 
 namespace memledger::exec::fast {
@@ -214,17 +215,25 @@ const Node* fused_conv_of(const Graph& g, const Node& node) {
   return x < 0 ? nullptr : &g.node(g.value(node.inputs[static_cast<size_t>(x)]).producer);
 }
 
-// A Conv's attributes: user scratchpad, and its activation as a post-op where it fuses.
-dnnl::primitive_attr conv_attr(const Graph& g, const Node& conv, const PrepareOptions& options, bool& fused) {
+// A Conv's attributes: user scratchpad, and its activation as a post-op where it fuses. A
+// SiLU is not oneDNN's post-op where the fast set's own loop runs (fast/silu.h: faster than
+// oneDNN's swish, even as a second pass over the output): `silu_after` says the node applies
+// it over its output after the Conv.
+dnnl::primitive_attr conv_attr(const Graph& g, const Node& conv, const PrepareOptions& options, bool& fused,
+                               bool& silu_after) {
   dnnl::primitive_attr attr = user_scratchpad_attr();
-  fused = false;
+  fused = silu_after = false;
   if (!options.fuse) return attr;
   if (const PostOp post = fusable_activation(g, conv); post.node) {
     const Activation& a = post.activation;
+    fused = true;
+    if (a.alg == algorithm::eltwise_swish && silu_available()) {
+      silu_after = true;
+      return attr;
+    }
     dnnl::post_ops ops;
     ops.append_eltwise(1.0f, a.alg, a.alpha, a.beta);
     attr.set_post_ops(ops);
-    fused = true;
   }
   return attr;
 }
@@ -296,8 +305,12 @@ void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOp
                          std::all_of(w.pad_l.begin(), w.pad_l.end(), [](int64_t v) { return v == 0; }) &&
                          std::all_of(w.pad_r.begin(), w.pad_r.end(), [](int64_t v) { return v == 0; });
   const bool src_cl = channels_last(options, n.inputs[0]), dst_cl = channels_last(options, n.outputs[0]);
-  bool fused = false;
-  const dnnl::primitive_attr attr = conv_attr(g, n, options, fused);
+  bool fused = false, silu_after = false;
+  const dnnl::primitive_attr attr = conv_attr(g, n, options, fused, silu_after);
+  auto finish = [&](DnnlNode& trial) {
+    if (fused) trial.set_fused();
+    if (silu_after) trial.set_silu(-1, element_count(yv.shape, yv.name));
+  };
   // A 1×1 activation (a squeeze-and-excitation block's) is the same bytes in either order:
   // rows of channels, as channels-last ones are.
   const bool one_position = x.size() == 4 && x[2] == 1 && x[3] == 1;
@@ -306,7 +319,7 @@ void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOp
     try {
       if (src_cl || one_position) {
         prepare_pointwise_channels_last(trial, g, n, options, attr);
-        if (fused) trial.set_fused();
+        finish(trial);
         node = std::move(trial);
         return;
       }
@@ -376,7 +389,7 @@ void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOp
           pd.scratchpad_desc().get_size() + pd.src_desc().get_size() + pd.dst_desc().get_size() > (size_t{16} << 20))
         not_fast("Winograd's workspace over 16 MiB");
       run_through_workspace<dnnl::convolution_forward>(trial, pd, src, weights, wv, bias, dst, "conv", options);
-      if (fused) trial.set_fused();
+      finish(trial);
       node = std::move(trial);
       return;
     } catch (const NotFast&) {
@@ -638,9 +651,17 @@ class SkippedNode : public PreparedNode {
   bool relies_on_fusion() const override { return true; }
 };
 
-// y = x·sigmoid(x) as oneDNN's swish over the flat buffer of x.
+// y = x·sigmoid(x) over the flat buffer of x: the fast set's own loop (fast/silu.h), else
+// oneDNN's swish.
 void prepare_silu(DnnlNode& node, const Graph& g, const Node& mul, int x) {
   const Value& xv = in_value(g, mul, static_cast<size_t>(x));
+  require_f32(xv);
+  if (silu_available()) {
+    node.set_silu(x, element_count(xv.shape, xv.name));
+    node.set_keeps_in_place_promise();
+    node.set_fused();
+    return;
+  }
   const memory::dims flat{std::max<int64_t>(element_count(xv.shape, xv.name), 1)};
   const memory src = node.input(x, plain_desc(flat, dt::f32));
   const memory dst = node.output(0, plain_desc(flat, dt::f32));
