@@ -87,6 +87,8 @@ int child(const std::string& model, const std::string& input, const std::string&
   return 0;
 }
 
+std::string fmt_number(const char* format, double value);
+
 // --profile: where one configuration's run goes, node by node. The CPU time of this thread
 // between one node's end and the next's (the kernel and the executor's bookkeeping for the
 // node: buffers taken and released), median over the timed runs, summed per operator
@@ -155,12 +157,24 @@ int profile(const std::string& model, const std::string& input, const std::strin
   std::sort(ops.rbegin(), ops.rend());
   for (const auto& [us, op] : ops)
     std::printf("  %-20s %8.1f us %5.1f %%  %3d nodes\n", op.c_str(), us, 100 * us / sum, by_op[op].nodes);
+  // In the arena, where the node's first input and its output lie (offsets modulo 4 KiB:
+  // equal low bits of a read and a write stream are what 4K aliasing needs).
+  std::map<int32_t, int64_t> offset_of;
+  if (plan)
+    for (size_t i = 0; i < plan->liveness.buffers.size(); ++i)
+      if (plan->liveness.buffers[i].value.valid()) offset_of[plan->liveness.buffers[i].value.index] = plan->offsets[i];
+  auto where = [&](ValueId v) {
+    const auto it = v.valid() ? offset_of.find(v.index) : offset_of.end();
+    return it == offset_of.end() ? std::string("-") : fmt_number("%.0f", static_cast<double>(it->second % 4096));
+  };
   std::sort(nodes.rbegin(), nodes.rend());
   for (size_t i = 0; i < nodes.size() && static_cast<int>(i) < top; ++i) {
     const Node& n = graph.node(NodeId{nodes[i].second});
     const Value& y = graph.value(n.outputs.at(0));
-    std::printf("  %8.1f us  %-10s %-50s %s\n", nodes[i].first, n.op.c_str(), n.name.c_str(),
+    std::printf("  %8.1f us  %-10s %-50s %s", nodes[i].first, n.op.c_str(), n.name.c_str(),
                 shape_to_string(y.shape).c_str());
+    if (plan) std::printf("  in %s out %s (mod 4096)", where(n.inputs.at(0)).c_str(), where(n.outputs.at(0)).c_str());
+    std::printf("\n");
   }
   return 0;
 }
