@@ -4,7 +4,8 @@
 // (the host profile's layout) or, between fast nodes, channels-last NHWC (fast/layout.h:
 // the same bytes in another order); where a primitive prefers another format, the input,
 // weights and output are reordered through workspace regions the contract declares. A
-// Relu, Clip, Sigmoid or SiLU after a Conv is its post-op (PrepareOptions::fuse).
+// Relu, Clip, Sigmoid or SiLU after a Conv is its post-op (PrepareOptions::fuse; a SiLU
+// runs as the fast set's own loop after the Conv's primitive, fast/silu.h).
 // Implementations that allocate on their own (oneDNN's gemm-based ones pack through
 // malloc) are refused, as are the slow reference ones: then the reference kernel runs.
 #include <algorithm>
