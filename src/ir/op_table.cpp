@@ -196,17 +196,26 @@ std::vector<OpRecord> make_table() {
   std::vector<OpRecord> t;
   // Elementwise, one operand.
   for (std::string_view op :
-       {"Acos", "Acosh",    "Asin",       "Asinh", "Atan",  "Atanh", "Ceil",           "Celu",      "Cos",
-        "Cosh", "Elu",      "Erf",        "Exp",   "Floor", "Gelu",  "HardSigmoid",    "HardSwish", "LeakyRelu",
-        "Log",  "Mish",     "Reciprocal", "Relu",  "Round", "Selu",  "Shrink",         "Sigmoid",   "Sin",
-        "Sinh", "Softplus", "Softsign",   "Sqrt",  "Tan",   "Tanh",  "ThresholdedRelu"})
+       {"Acos",      "Acosh",     "Asin",     "Asinh",    "Atan",       "Atanh", "Ceil", "Celu",
+        "Cos",       "Cosh",      "Elu",      "Erf",      "Exp",        "Floor", "Gelu", "HardSigmoid",
+        "HardSwish", "LeakyRelu", "Log",      "Mish",     "Reciprocal", "Round", "Selu", "Shrink",
+        "Sin",       "Sinh",      "Softplus", "Softsign", "Sqrt",       "Tan",   "Tanh", "ThresholdedRelu"})
     t.push_back(shaped(unary(op), s::same));
+  // Activations a Conv may compute as its post-op; Relu and Clip are idempotent.
+  auto post_op = [](bool idempotent) {
+    return [idempotent](OpRecord& r) {
+      r.conv_post_op = true;
+      r.idempotent = idempotent;
+    };
+  };
+  t.push_back(shaped(with(unary("Relu"), post_op(true)), s::same));
+  t.push_back(shaped(with(unary("Sigmoid"), post_op(false)), s::same));
   // Evaluated on integer constants too (shape computations).
   for (auto [op, value] : std::initializer_list<Valued>{
            {"Abs", s::value_abs}, {"Neg", s::value_neg}, {"Not", s::value_not}, {"Sign", s::value_sign}})
     t.push_back(shaped(unary(op), s::same, value));
   for (std::string_view op : {"IsInf", "IsNaN"}) t.push_back(shaped(unary(op), s::to_bool));
-  t.push_back(shaped(unary("Clip"), s::same));  // min and max come as inputs 1 and 2
+  t.push_back(shaped(with(unary("Clip"), post_op(true)), s::same));  // min and max come as inputs 1 and 2
   t.push_back(
       shaped(with(unary("Cast"), [](OpRecord& r) { r.in_place = InPlaceRule::kNone; }), s::cast, s::value_cast));
   t.push_back(shaped(with(unary("CastLike"), [](OpRecord& r) { r.in_place = InPlaceRule::kNone; }), s::cast_like));

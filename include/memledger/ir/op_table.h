@@ -2,7 +2,8 @@
 // not computing it — its shape rule (output types from input types, attributes and
 // constant inputs, with the attribute checks; ir/shape_rule.h), how its axes relate (axis roles), which inputs
 // broadcast, whether its output may be written over an input (in place) or *is* an input's bytes (alias), the workspace
-// its kernel declares, the simulator's tile model, its window geometry. plan/, sim/, passes/, lint/ and onnx/ read
+// its kernel declares, the simulator's tile model, its window geometry, which activations
+// a Conv may fuse. plan/, sim/, passes/, lint/ and onnx/ read
 // these records and keep no operator lists of their own; exec/ attaches a run function to a record. An operator the
 // table does not know can still be planned when the device profile declares its rules ([ops.NAME]).
 #pragma once
@@ -91,6 +92,13 @@ struct OpRecord {
   int in_place_inputs = 1;
   WorkspaceRule workspace = nullptr;  // null: no workspace
   ContractRule contract = nullptr;    // overrides in_place and workspace when set
+
+  // Fusion (exec/fast). An activation a Conv may apply to its own output as a post-op
+  // (one value in, the same shape out, no state), and whether it is idempotent: applied to
+  // its own output it gives the same values, so a node that computes it once more after
+  // the fused Conv changes nothing.
+  bool conv_post_op = false;
+  bool idempotent = false;
 
   // Simulator.
   TileModel tile = TileModel::kGeneric;
