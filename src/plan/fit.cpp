@@ -409,8 +409,10 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
   };
   const auto has_first = [&] { return result.patches || first_found; };
   if (!done() && has_first() && !options.patch) later_stage(FitStepKind::kSecondStage, plain);
-  // 7. Stages through squeeze-and-excitation pools: one stage, then a second one.
-  if (!done() && options.pool_passes && !options.patch) {
+  // 7. Stages through squeeze-and-excitation pools: one stage, then a second one (only when
+  // some stage holds a pool: else the searches would screen steps 4 and 6's stages again).
+  if (!done() && options.pool_passes && !options.patch &&
+      patch_split_candidates(base, {}, true).size() > patch_split_candidates(base, {}, false).size()) {
     first_stage(FitStepKind::kPooledPatches, options);
     if (!done() && has_first()) later_stage(FitStepKind::kPooledSecondStage, options);
   }

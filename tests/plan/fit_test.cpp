@@ -227,6 +227,23 @@ TEST_F(FitCorpus, PatchesOfPatchesReachWhatOneGridCannot) {
   EXPECT_EQ(forced.plan.offsets, fit.plan.offsets);
 }
 
+// A sweep model's fitted plan runs bit-identically inside its arena (with the model's
+// dtypes, the same in-place decisions) and its C header compiles and matches the JSON plan;
+// returns the header.
+std::string expect_proven_and_emitted(const Graph& graph, const FitResult& fit, const DeviceProfile& profile,
+                                      uint64_t seed, const std::string& name) {
+  const MemoryPlan plan = fit_arena_plan(fit, profile);
+  EXPECT_TRUE(in_place_differences(fit.plan, plan).empty());
+  const std::vector<Tensor> inputs = random_inputs(graph, seed);
+  const ArenaRunReport r =
+      run_in_arena(fit.graph, plan, inputs, run_graph(graph, inputs, {.kernels = KernelSet::kReference}));
+  EXPECT_TRUE(r.clean()) << describe(r);
+  const CHeaderPatches patches = c_header_patches(*fit.patches);
+  const std::string header = plan_c_header(fit.graph, fit.plan, profile, name + ".onnx", {.patches = &patches});
+  testing::check_c_header(header, fit_report_json(fit, profile, name + ".onnx"), name, &patches);
+  return header;
+}
+
 // Step 6 on torchvision's mobilenet_v3_small (the sweep's CI subset exports it): its first
 // squeeze-and-excitation block ends every stage early, so one grid leaves the peak at the
 // next block's expansion (269.5 KiB on the 256 KiB mcu); a second patched stage, starting
@@ -265,18 +282,9 @@ TEST(FitSweep, ASecondPatchedStageMakesMobileNetV3SmallFit) {
   EXPECT_EQ(json["fit"]["patches"]["second"]["start"], fit.patches->second_start);
   EXPECT_NE(fit_verdict(fit, mcu).find("; then "), std::string::npos) << fit_verdict(fit, mcu);
 
-  const MemoryPlan plan = fit_arena_plan(fit, mcu);
-  EXPECT_TRUE(in_place_differences(fit.plan, plan).empty());
-  const std::vector<Tensor> inputs = random_inputs(graph, 13);
-  const ArenaRunReport r =
-      run_in_arena(fit.graph, plan, inputs, run_graph(graph, inputs, {.kernels = KernelSet::kReference}));
-  EXPECT_TRUE(r.clean()) << describe(r);
-
-  const CHeaderPatches patches = c_header_patches(*fit.patches);
-  const std::string header = plan_c_header(fit.graph, fit.plan, mcu, "mobilenet_v3_small.onnx", {.patches = &patches});
-  EXPECT_NE(header.find(fmt::format("#define ML_SECOND_PATCH_ROWS {} ", patches.second_rows)), std::string::npos);
-  testing::check_c_header(header, fit_report_json(fit, mcu, "mobilenet_v3_small.onnx"),
-                          "mobilenet_v3_small_second_stage", &patches);
+  const std::string header = expect_proven_and_emitted(graph, fit, mcu, 13, "mobilenet_v3_small_second_stage");
+  EXPECT_NE(header.find(fmt::format("#define ML_SECOND_PATCH_ROWS {} ", fit.patches->second_spec->rows)),
+            std::string::npos);
 }
 
 // Step 7 on mobilenet_v3_small at 200 KiB: without pool passes the best is 221 KiB (two
@@ -325,18 +333,9 @@ TEST(FitSweep, PoolPassesTakeAStageThroughSqueezeExcitationBlocks) {
   EXPECT_EQ(json["fit"]["patches"]["pool_passes"].size(), fit.patches->pool_names.size());
   EXPECT_EQ(json["fit"]["patches"]["pool_passes"][0]["pooled"], fit.patches->pool_names[0]);
 
-  const MemoryPlan plan = fit_arena_plan(fit, mcu);
-  EXPECT_TRUE(in_place_differences(fit.plan, plan).empty());
-  const std::vector<Tensor> inputs = random_inputs(graph, 17);
-  const ArenaRunReport r =
-      run_in_arena(fit.graph, plan, inputs, run_graph(graph, inputs, {.kernels = KernelSet::kReference}));
-  EXPECT_TRUE(r.clean()) << describe(r);
-
-  const CHeaderPatches patches = c_header_patches(*fit.patches);
-  const std::string header = plan_c_header(fit.graph, fit.plan, mcu, "mobilenet_v3_small.onnx", {.patches = &patches});
-  EXPECT_NE(header.find(fmt::format("#define ML_POOL_PASS_COUNT {} ", patches.pool_names.size())), std::string::npos);
-  testing::check_c_header(header, fit_report_json(fit, mcu, "mobilenet_v3_small.onnx"),
-                          "mobilenet_v3_small_pool_passes", &patches);
+  const std::string header = expect_proven_and_emitted(graph, fit, mcu, 17, "mobilenet_v3_small_pool_passes");
+  EXPECT_NE(header.find(fmt::format("#define ML_POOL_PASS_COUNT {} ", fit.patches->pool_names.size())),
+            std::string::npos);
 }
 
 TEST_F(FitCorpus, AnInnerGridNeedsAnOuterOne) {
