@@ -35,7 +35,6 @@
 #include "memledger/plan/allocate/generator.h"
 #include "memledger/plan/allocate/greedy.h"
 #include "memledger/plan/allocate/lower_bound.h"
-#include "memledger/plan/allocate/order_search.h"
 #include "memledger/plan/allocate/validate.h"
 
 namespace memledger::allocate {
@@ -46,8 +45,6 @@ uint64_t g_first_seed = 1000;
 double g_budget_seconds = 2.0;  // CPU seconds per instance
 double g_wall_factor = 1.0;     // the search may run this many times the budget in wall time
 bool g_until_fit = false;       // stop at the first plan within capacity (decide_within)
-bool g_order_only = false;      // with --until-fit: the order search alone (search_orders)
-bool g_repair_only = false;     // with --until-fit: the repair search alone
 std::string g_models, g_dump;
 
 double quantile(std::vector<double> v, double q) {
@@ -86,23 +83,9 @@ bool run_instance(const std::string& name, const Problem& problem, int64_t capac
     r.solution = greedy;
     if (greedy.arena_bytes > capacity) {
       const auto wall_start = std::chrono::steady_clock::now();
-      if (g_order_only || g_repair_only) {
-        const OrderSearchResult o =
-            search_orders(problem, capacity,
-                          {.repair = g_repair_only,
-                           .deadline = std::chrono::steady_clock::now() +
-                                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                           std::chrono::duration<double>(g_budget_seconds * g_wall_factor))},
-                          &greedy.offsets);
-        r.solution.offsets = o.offsets;
-        r.solution.arena_bytes = o.arena_bytes;
-        r.stats.nodes = o.rounds;
-      }
-      const PlacementDecision d = g_order_only || g_repair_only
-                                      ? PlacementDecision{}
-                                      : decide_within(problem, capacity, g_budget_seconds * g_wall_factor);
+      const PlacementDecision d = decide_within(problem, capacity, g_budget_seconds * g_wall_factor);
       r.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-      r.stats.nodes += d.nodes;
+      r.stats.nodes = d.nodes;
       r.stats.restarts = d.restarts;
       if (d.solution) r.solution = *d.solution;
     }
@@ -213,10 +196,6 @@ int main(int argc, char** argv) {
       g_wall_factor = std::max(1.0, std::atof(argv[i] + 14));
     } else if (std::strcmp(argv[i], "--until-fit") == 0) {
       g_until_fit = true;
-    } else if (std::strcmp(argv[i], "--order-search-only") == 0) {
-      g_order_only = true;
-    } else if (std::strcmp(argv[i], "--repair-only") == 0) {
-      g_repair_only = true;
     } else if (std::strncmp(argv[i], "--models=", 9) == 0) {
       g_models = argv[i] + 9;
     } else if (std::strncmp(argv[i], "--dump=", 7) == 0) {
