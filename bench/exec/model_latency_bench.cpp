@@ -11,10 +11,13 @@
 //
 //   model_latency_bench [--rounds R] [--runs N] [--models a,b,...] [--configs fast,arena,...]
 //                       [--baseline OTHER_BENCH]
+//   model_latency_bench --profile MODEL.onnx INPUT.npy fast|arena|arena-stretched|reference RUNS [TOP]
 //   corpus from $MEMLEDGER_CORPUS_DIR or ./corpus
 // --baseline adds the configuration "baseline": OTHER_BENCH (this benchmark built from an
 // older commit) runs the fast kernels in its own child, in the same rounds, so an old and a
-// new build are compared side by side under the same load.
+// new build are compared side by side under the same load. "arena-stretched" (an experiment
+// on the placement's address bits, see stretch()) has no column: its medians are in the
+// comment line after each row, with every configuration's.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,6 +56,17 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
+// "arena-stretched", an experiment on where the plan puts buffers (not a plan memledger
+// makes): every offset × 17/16, rounded up to 64 B, in an arena 1/16 larger. Buffers that do
+// not overlap in the plan still do not (the gap between two grows by a sixteenth of it: at
+// least 64 B between buffers of 1 KiB or more), but their addresses modulo 4 KiB change, so
+// a difference to "arena" is what the placement's low address bits cost.
+void stretch(MemoryPlan& plan) {
+  for (int64_t& offset : plan.offsets)
+    if (offset > 0) offset = (offset * 17 / 16 + 63) / 64 * 64;
+  plan.arena_bytes = plan.arena_bytes * 17 / 16 + 4096;
+}
+
 // The child: one configuration of memledger (fast, fast-no-prepack, reference, arena), N
 // timed runs after a warm-up.
 int child(const std::string& model, const std::string& input, const std::string& mode, int runs) {
@@ -66,8 +80,9 @@ int child(const std::string& model, const std::string& input, const std::string&
   HeapBufferProvider heap;
   std::unique_ptr<MemoryPlan> plan;
   std::unique_ptr<PlannedArena> arena;
-  if (mode == "arena") {
+  if (mode == "arena" || mode == "arena-stretched") {
     plan = std::make_unique<MemoryPlan>(plan_for_kernels(graph, builtin_profile("host"), exec));
+    if (mode == "arena-stretched") stretch(*plan);
     arena = std::make_unique<PlannedArena>(graph, *plan);
   }
   BufferProvider& provider = arena ? static_cast<BufferProvider&>(*arena) : heap;
@@ -81,8 +96,104 @@ int child(const std::string& model, const std::string& input, const std::string&
     wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count());
   }
   std::printf("latency_ms %.4f\ncpu_ms %.4f\n", median(wall), median(cpu));
-  if (arena) std::printf("arena_bytes %lld\n", static_cast<long long>(plan->arena_bytes));
+  if (arena)
+    std::printf("arena_bytes %lld\n", static_cast<long long>(plan->arena_bytes));
+  else
+    std::printf("heap_peak_bytes %lld\n", static_cast<long long>(heap.peak_bytes()));
   std::printf("prepacked_bytes %lld\n", static_cast<long long>(executor.prepacked_bytes()));
+  return 0;
+}
+
+std::string fmt_number(const char* format, double value);
+
+// --profile: where one configuration's run goes, node by node. The CPU time of this thread
+// between one node's end and the next's (the kernel and the executor's bookkeeping for the
+// node: buffers taken and released), median over the timed runs, summed per operator
+// (fused nodes under their own operator: a forwarding Relu shows what forwarding costs).
+double thread_cpu_us() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return 1e6 * static_cast<double>(t.tv_sec) + 1e-3 * static_cast<double>(t.tv_nsec);
+}
+
+int profile(const std::string& model, const std::string& input, const std::string& mode, int runs, int top) {
+  const Graph graph = import_onnx_file(model);
+  const std::vector<Tensor> inputs{read_tensor_file(input).tensor};
+  const ExecOptions exec{.kernels = mode == "reference" ? KernelSet::kReference : KernelSet::kFast, .threads = 1};
+  Executor executor(graph, exec);
+  std::vector<Tensor> outputs = executor.make_outputs();
+  HeapBufferProvider heap;
+  std::unique_ptr<MemoryPlan> plan;
+  std::unique_ptr<PlannedArena> arena;
+  if (mode == "arena" || mode == "arena-stretched") {
+    plan = std::make_unique<MemoryPlan>(plan_for_kernels(graph, builtin_profile("host"), exec));
+    if (mode == "arena-stretched") stretch(*plan);
+    arena = std::make_unique<PlannedArena>(graph, *plan);
+  }
+  BufferProvider& provider = arena ? static_cast<BufferProvider&>(*arena) : heap;
+  std::map<int32_t, std::vector<double>> per_node;
+  std::vector<double> totals;
+  double last = 0;
+  auto after = [&](NodeId id) {
+    const double now = thread_cpu_us();
+    per_node[id.index].push_back(now - last);
+    last = now;
+  };
+  executor.run_into(inputs, outputs, provider);  // warm-up
+  per_node.clear();
+  rusage before{}, after_runs{};
+  getrusage(RUSAGE_SELF, &before);
+  for (int i = 0; i < runs; ++i) {
+    const double start = thread_cpu_us();
+    last = start;
+    executor.run_into(inputs, outputs, provider, after);
+    totals.push_back(thread_cpu_us() - start);
+  }
+  getrusage(RUSAGE_SELF, &after_runs);
+  struct Row {
+    double us = 0;
+    int nodes = 0;
+  };
+  std::map<std::string, Row> by_op;
+  std::vector<std::pair<double, int32_t>> nodes;
+  double sum = 0;
+  for (auto& [index, times] : per_node) {
+    const double us = median(times);
+    const Node& n = graph.node(NodeId{index});
+    Row& row = by_op[n.op];
+    row.us += us;
+    ++row.nodes;
+    sum += us;
+    nodes.push_back({us, index});
+  }
+  std::printf(
+      "%s %s: run %.1f us CPU (median of %d), nodes %.1f us, outside the nodes %.1f us; page faults %.1f per run\n",
+      model.c_str(), mode.c_str(), median(totals), runs, sum, median(totals) - sum,
+      static_cast<double>(after_runs.ru_minflt - before.ru_minflt) / runs);
+  std::vector<std::pair<double, std::string>> ops;
+  for (const auto& [op, row] : by_op) ops.push_back({row.us, op});
+  std::sort(ops.rbegin(), ops.rend());
+  for (const auto& [us, op] : ops)
+    std::printf("  %-20s %8.1f us %5.1f %%  %3d nodes\n", op.c_str(), us, 100 * us / sum, by_op[op].nodes);
+  // In the arena, where the node's first input and its output lie (offsets modulo 4 KiB:
+  // equal low bits of a read and a write stream are what 4K aliasing needs).
+  std::map<int32_t, int64_t> offset_of;
+  if (plan)
+    for (size_t i = 0; i < plan->liveness.buffers.size(); ++i)
+      if (plan->liveness.buffers[i].value.valid()) offset_of[plan->liveness.buffers[i].value.index] = plan->offsets[i];
+  auto where = [&](ValueId v) {
+    const auto it = v.valid() ? offset_of.find(v.index) : offset_of.end();
+    return it == offset_of.end() ? std::string("-") : fmt_number("%.0f", static_cast<double>(it->second % 4096));
+  };
+  std::sort(nodes.rbegin(), nodes.rend());
+  for (size_t i = 0; i < nodes.size() && static_cast<int>(i) < top; ++i) {
+    const Node& n = graph.node(NodeId{nodes[i].second});
+    const Value& y = graph.value(n.outputs.at(0));
+    std::printf("  %8.1f us  %-10s %-50s %s", nodes[i].first, n.op.c_str(), n.name.c_str(),
+                shape_to_string(y.shape).c_str());
+    if (plan) std::printf("  in %s out %s (mod 4096)", where(n.inputs.at(0)).c_str(), where(n.outputs.at(0)).c_str());
+    std::printf("\n");
+  }
   return 0;
 }
 
@@ -223,6 +334,8 @@ int bench(int argc, char** argv) {
                 mib("reference").c_str(), mib("arena").c_str(), mib("ort").c_str(), rss_ratio.c_str());
     std::printf("<!-- %s wall medians:", name.c_str());
     for (const std::string& c : configs) std::printf(" %s %.2f", c.c_str(), median(wall[c]));
+    std::printf("; CPU medians:");  // every configuration, those without a column too (arena-stretched)
+    for (const std::string& c : configs) std::printf(" %s %.2f", c.c_str(), median(cpu[c]));
     std::printf(" -->\n");
     std::fflush(stdout);
   }
@@ -234,6 +347,8 @@ int bench(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
+    if (argc >= 6 && std::string(argv[1]) == "--profile")
+      return memledger::profile(argv[2], argv[3], argv[4], std::atoi(argv[5]), argc > 6 ? std::atoi(argv[6]) : 20);
     if (argc == 6 && std::string(argv[1]) == "--child")
       return memledger::child(argv[2], argv[3], argv[4], std::atoi(argv[5]));
     return memledger::bench(argc, argv);

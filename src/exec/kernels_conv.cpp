@@ -19,6 +19,7 @@
 #include "gemm.h"
 #include "kernel.h"
 #include "memledger/ir/window.h"
+#include "pool_sum.h"
 
 namespace memledger::exec {
 namespace {
@@ -216,9 +217,7 @@ void global_pool(KernelContext& ctx) {
       for (int64_t i = 0; i < size; ++i) best = std::max(best, v[i]);
       py[p] = best;
     } else {
-      double sum = 0;
-      for (int64_t i = 0; i < size; ++i) sum += v[i];
-      py[p] = static_cast<float>(sum / static_cast<double>(size));
+      py[p] = plane_mean(add_plane(0, v, size), size);
     }
   }
 }

@@ -9,8 +9,10 @@
 #include <limits>
 #include <type_traits>
 
+#include "activation_functions.h"
 #include "kernel.h"
 #include "memledger/ir/affine.h"
+#include "memledger/ir/self_gated.h"
 #include "strided.h"
 
 namespace memledger::exec {
@@ -41,13 +43,26 @@ void add_unary(KernelTable& t) {
   };
   auto add_with = [&](const char* op, auto make) { t.emplace_back(std::string(":") + op, unary_float(make)); };
   add("Relu", [](float x) { return x > 0 ? x : 0.0f; });
-  // exp(−x) overflows to inf for very negative x and 1/(1+inf) is 0: no branch needed.
-  add("Sigmoid", [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
+  add("Sigmoid", sigmoid);
   add("Tanh", [](float x) { return std::tanh(x); });
   add_with("HardSigmoid", [](const Node& n) {
-    const float alpha = n.float_attr("alpha", 0.2f), beta = n.float_attr("beta", 0.5f);
-    return [alpha, beta](float x) { return std::max(0.0f, std::min(1.0f, alpha * x + beta)); };
+    const float alpha = n.float_attr("alpha", kHardSigmoidAlpha), beta = n.float_attr("beta", kHardSigmoidBeta);
+    return [alpha, beta](float x) { return hard_sigmoid(x, alpha, beta); };
   });
+  // x · gate(x), as Mul(x, gate(x)) rounds it: the gate's own function, one product.
+  t.emplace_back(std::string(kMemledgerDomain) + ":" + std::string(kSelfGatedOp),
+                 Kernel{.check = check_self_gated, .run = [](KernelContext& ctx) {
+                          const float* x = ctx.in(0).as<float>();
+                          float* y = ctx.out().as<float>();
+                          const int64_t count = ctx.out().elements();
+                          if (ctx.node.string_attr("gate", "") == "Sigmoid") {
+                            for (int64_t i = 0; i < count; ++i) y[i] = x[i] * sigmoid(x[i]);
+                            return;
+                          }
+                          const float alpha = ctx.node.float_attr("alpha", kHardSigmoidAlpha);
+                          const float beta = ctx.node.float_attr("beta", kHardSigmoidBeta);
+                          for (int64_t i = 0; i < count; ++i) y[i] = x[i] * hard_sigmoid(x[i], alpha, beta);
+                        }});
   add("HardSwish", [](float x) { return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f)); });
   add("Sqrt", [](float x) { return std::sqrt(x); });
   add("Erf", [](float x) { return std::erf(x); });

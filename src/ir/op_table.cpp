@@ -9,7 +9,9 @@
 #include "memledger/core/checked.h"
 #include "memledger/core/error.h"
 #include "memledger/device/tensor_layout.h"
+#include "memledger/ir/accumulate_pool.h"
 #include "memledger/ir/affine.h"
+#include "memledger/ir/self_gated.h"
 #include "memledger/ir/window.h"
 #include "memledger/ir/write_patch.h"
 
@@ -194,17 +196,26 @@ std::vector<OpRecord> make_table() {
   std::vector<OpRecord> t;
   // Elementwise, one operand.
   for (std::string_view op :
-       {"Acos", "Acosh",    "Asin",       "Asinh", "Atan",  "Atanh", "Ceil",           "Celu",      "Cos",
-        "Cosh", "Elu",      "Erf",        "Exp",   "Floor", "Gelu",  "HardSigmoid",    "HardSwish", "LeakyRelu",
-        "Log",  "Mish",     "Reciprocal", "Relu",  "Round", "Selu",  "Shrink",         "Sigmoid",   "Sin",
-        "Sinh", "Softplus", "Softsign",   "Sqrt",  "Tan",   "Tanh",  "ThresholdedRelu"})
+       {"Acos",      "Acosh",     "Asin",     "Asinh",    "Atan",       "Atanh", "Ceil", "Celu",
+        "Cos",       "Cosh",      "Elu",      "Erf",      "Exp",        "Floor", "Gelu", "HardSigmoid",
+        "HardSwish", "LeakyRelu", "Log",      "Mish",     "Reciprocal", "Round", "Selu", "Shrink",
+        "Sin",       "Sinh",      "Softplus", "Softsign", "Sqrt",       "Tan",   "Tanh", "ThresholdedRelu"})
     t.push_back(shaped(unary(op), s::same));
+  // Activations a Conv may compute as its post-op; Relu and Clip are idempotent.
+  auto post_op = [](bool idempotent) {
+    return [idempotent](OpRecord& r) {
+      r.conv_post_op = true;
+      r.idempotent = idempotent;
+    };
+  };
+  t.push_back(shaped(with(unary("Relu"), post_op(true)), s::same));
+  t.push_back(shaped(with(unary("Sigmoid"), post_op(false)), s::same));
   // Evaluated on integer constants too (shape computations).
   for (auto [op, value] : std::initializer_list<Valued>{
            {"Abs", s::value_abs}, {"Neg", s::value_neg}, {"Not", s::value_not}, {"Sign", s::value_sign}})
     t.push_back(shaped(unary(op), s::same, value));
   for (std::string_view op : {"IsInf", "IsNaN"}) t.push_back(shaped(unary(op), s::to_bool));
-  t.push_back(shaped(unary("Clip"), s::same));  // min and max come as inputs 1 and 2
+  t.push_back(shaped(with(unary("Clip"), post_op(true)), s::same));  // min and max come as inputs 1 and 2
   t.push_back(
       shaped(with(unary("Cast"), [](OpRecord& r) { r.in_place = InPlaceRule::kNone; }), s::cast, s::value_cast));
   t.push_back(shaped(with(unary("CastLike"), [](OpRecord& r) { r.in_place = InPlaceRule::kNone; }), s::cast_like));
@@ -272,6 +283,13 @@ std::vector<OpRecord> make_table() {
                        .shape = s::same,
                        .roles = R::kSameAxes,
                        .contract = write_patch_contract});
+  t.push_back(shaped(with(unary(kSelfGatedOp), [](OpRecord& r) { r.domain = kMemledgerDomain; }), s::same));
+  t.push_back(OpRecord{.domain = kMemledgerDomain,
+                       .name = kAccumulatePoolOp,
+                       .shape = accumulate_pool_shape,
+                       .roles = R::kReduction,
+                       .data_inputs = 1,
+                       .tile = T::kGlobalPool});
 
   // Channel-first: windows, normalizations, rearrangements of N, C, spatial.
   t.push_back(shaped(with(channel_first("Conv", 2),
@@ -315,8 +333,14 @@ std::vector<OpRecord> make_table() {
                        s::pool));
   t.push_back(
       shaped(with(channel_first("MaxRoiPool"), [](OpRecord& r) { r.window = WindowKind::kPool; }), s::max_roi_pool));
-  for (std::string_view op : {"GlobalAveragePool", "GlobalMaxPool"})
-    t.push_back(shaped(with(channel_first(op), [](OpRecord& r) { r.tile = T::kGlobalPool; }), s::global_pool));
+  t.push_back(shaped(with(channel_first("GlobalAveragePool"),
+                          [](OpRecord& r) {
+                            r.tile = T::kGlobalPool;
+                            r.patch = PatchRule::kGlobalPool;
+                          }),
+                     s::global_pool));
+  t.push_back(
+      shaped(with(channel_first("GlobalMaxPool"), [](OpRecord& r) { r.tile = T::kGlobalPool; }), s::global_pool));
   t.push_back(shaped(with(channel_first("BatchNormalization", 1),
                           [](OpRecord& r) {
                             r.in_place = InPlaceRule::kElementwise;

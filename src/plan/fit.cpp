@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "memledger/core/error.h"
+#include "memledger/plan/fuse_gates.h"
 #include "memledger/plan/ledger.h"
 #include "memledger/plan/liveness.h"
 #include "memledger/plan/schedule.h"
@@ -24,13 +25,29 @@ int64_t peak_live(const Graph& graph, const DeviceProfile& profile, const PlanOp
   return make_ledger(graph, compute_liveness(graph, profile, options)).peak_live_bytes;
 }
 
+// Strips per pool pass, from each step's pass and strip.
+std::vector<int> strips_per_pass(size_t passes, const std::vector<int>& pass_of_step,
+                                 const std::vector<int>& strip_of_step) {
+  std::vector<int> strips(passes, 0);
+  for (size_t s = 0; s < pass_of_step.size(); ++s)
+    if (pass_of_step[s] >= 0)
+      strips.at(static_cast<size_t>(pass_of_step[s])) =
+          std::max(strips.at(static_cast<size_t>(pass_of_step[s])), strip_of_step[s] + 1);
+  return strips;
+}
+
 // The fit's record of a first-stage candidate applied to `base`.
 FitPatches fit_patches_of(const Graph& base, const PatchCandidate& candidate, const PatchedGraph& patched) {
   FitPatches patches{.spec = candidate.spec,
                      .split = base.value(candidate.spec.split).name,
                      .original_macs = patched.original_macs,
                      .patched_macs = patched.patched_macs,
-                     .patch_of_step = patched.patch_of_node};
+                     .patch_of_step = patched.patch_of_node,
+                     .pool_names = patched.pool_names,
+                     .pool_pass_of_step = patched.pool_pass_of_node,
+                     .pool_strip_of_step = patched.pool_strip_of_node};
+  patches.pool_strips =
+      strips_per_pass(patches.pool_names.size(), patches.pool_pass_of_step, patches.pool_strip_of_step);
   patches.spec.rows = patched.rows;
   patches.spec.cols = patched.cols;
   if (candidate.inner) {
@@ -45,18 +62,32 @@ FitPatches fit_patches_of(const Graph& base, const PatchCandidate& candidate, co
 // patches carried by node onto the new order (its nodes keep their ids).
 FitPatches with_second_stage(const Graph& first, const FitPatches& first_patches, const PatchCandidate& second,
                              const PatchedGraph& patched) {
-  std::unordered_map<NodeId, std::pair<int, int>> first_of;
+  struct Tags {
+    int patch = -1, inner = -1, pass = -1, strip = -1;
+  };
+  std::unordered_map<NodeId, Tags> first_of;
   for (size_t i = 0; i < first.order().size(); ++i)
     first_of[first.order()[i]] = {first_patches.patch_of_step[i],
-                                  first_patches.inner_spec ? first_patches.inner_patch_of_step[i] : -1};
+                                  first_patches.inner_spec ? first_patches.inner_patch_of_step[i] : -1,
+                                  first_patches.pool_pass_of_step[i], first_patches.pool_strip_of_step[i]};
   FitPatches patches = first_patches;
   patches.patch_of_step.clear();
   patches.inner_patch_of_step.clear();
-  for (NodeId n : patched.graph.order()) {
-    const auto it = first_of.find(n);
-    patches.patch_of_step.push_back(it == first_of.end() ? -1 : it->second.first);
-    if (first_patches.inner_spec) patches.inner_patch_of_step.push_back(it == first_of.end() ? -1 : it->second.second);
+  patches.pool_pass_of_step.clear();
+  patches.pool_strip_of_step.clear();
+  const int first_passes = static_cast<int>(first_patches.pool_names.size());
+  for (size_t i = 0; i < patched.graph.order().size(); ++i) {
+    const auto it = first_of.find(patched.graph.order()[i]);
+    const Tags t = it == first_of.end() ? Tags{} : it->second;
+    patches.patch_of_step.push_back(t.patch);
+    if (first_patches.inner_spec) patches.inner_patch_of_step.push_back(t.inner);
+    const int second_pass = patched.pool_pass_of_node[i];
+    patches.pool_pass_of_step.push_back(second_pass >= 0 ? first_passes + second_pass : t.pass);
+    patches.pool_strip_of_step.push_back(second_pass >= 0 ? patched.pool_strip_of_node[i] : t.strip);
   }
+  patches.pool_names.insert(patches.pool_names.end(), patched.pool_names.begin(), patched.pool_names.end());
+  patches.pool_strips =
+      strips_per_pass(patches.pool_names.size(), patches.pool_pass_of_step, patches.pool_strip_of_step);
   patches.second_spec = second.spec;
   patches.second_start = first.value(second.spec.after).name;
   patches.second_split = first.value(second.spec.split).name;
@@ -104,12 +135,18 @@ std::string_view to_string(FitStepKind kind) {
       return "memory-aware order";
     case FitStepKind::kInPlace:
       return "in-place rules";
+    case FitStepKind::kFusedGates:
+      return "fused gates";
     case FitStepKind::kPatches:
       return "patches";
     case FitStepKind::kNestedPatches:
       return "patches of patches";
     case FitStepKind::kSecondStage:
       return "second patched stage";
+    case FitStepKind::kPooledPatches:
+      return "patches through pools";
+    case FitStepKind::kPooledSecondStage:
+      return "second stage through pools";
   }
   return "?";
 }
@@ -148,12 +185,14 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
     return std::pair{std::move(step), std::move(plan)};
   };
   auto done = [&] { return result.plan.fits && !options.all_steps; };
-  // Keeps a step's graph and plan when it lowers peak-live (the first step always), unless
-  // the plan kept so far fits already (with all_steps, later steps are only measured).
+  // Keeps a step's graph and plan when it lowers peak-live (the first step always; with
+  // `free`, a step that costs nothing, when it does not raise it), unless the plan kept so
+  // far fits already (with all_steps, later steps are only measured).
   auto consider = [&](std::pair<FitStep, MemoryPlan> step, Graph g, const PlanOptions& plan_options,
-                      std::optional<FitPatches> patches) {
+                      std::optional<FitPatches> patches, bool free = false) {
     const bool first = result.steps.empty();
-    if (first || (!result.plan.fits && step.first.peak_live_bytes < result.plan.ledger.peak_live_bytes)) {
+    const int64_t peak = step.first.peak_live_bytes, kept_peak = result.plan.ledger.peak_live_bytes;
+    if (first || (!result.plan.fits && (peak < kept_peak || (free && peak == kept_peak)))) {
       step.first.kept = true;
       result.graph = std::move(g);
       result.plan = std::move(step.second);
@@ -204,13 +243,36 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
     consider(std::move(step), std::move(g), in_place, std::nullopt);
   }
 
+  // 3. (cont.) Self-gated activations in one in-place node each: the same numbers, no MACs.
+  if (!done()) {
+    const auto start = Clock::now();
+    FusedGates fused = fuse_self_gated(result.graph);
+    if (fused.fused > 0) {
+      const PlanOptions in_place{.in_place = true};
+      auto step = plan_step(
+          FitStepKind::kFusedGates,
+          fmt::format("{} self-gated activations (x · Sigmoid(x), x · HardSigmoid(x)) as one in-place node each",
+                      fused.fused),
+          fused.graph, in_place, 0, start);
+      consider(std::move(step), std::move(fused.graph), in_place, std::nullopt, true);
+    }
+  }
+
   // 4. Patch-based execution of a leading stage; 5. patches of patches when one grid does
   // not reach the capacity. A forced grid (with or without an inner one) is the plan.
   const Graph base = result.graph;
+  // The last single stage a search chose, kept or not: a second stage (step 6) may start
+  // after it even where it alone leaves the peak where it was (after a pool).
+  struct StagePlan {
+    Graph graph;
+    FitPatches patches;
+  };
+  std::optional<StagePlan> first_found;
   auto patch_step = [&](FitStepKind kind, const PatchCandidate& candidate, std::string detail, Clock::time_point start,
                         bool forced) {
     PatchedGraph patched = apply_candidate(base, candidate);
     FitPatches patches = fit_patches_of(base, candidate, patched);
+    if (!candidate.inner) first_found = StagePlan{patched.graph, patches};
     const PlanOptions in_place{.in_place = true};
     auto step = plan_step(kind, std::move(detail), patched.graph, in_place, patched.extra_macs(), start);
     if (forced) {  // what the user asked for: it is the plan, better or not
@@ -249,41 +311,43 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
     patch_step(kind, *search.chosen, detail, start, false);
   };
 
+  // Rounds without pools (steps 4–6) and then through them (step 7) search with these.
+  FitOptions plain = options;
+  plain.pool_passes = false;
+  auto first_stage = [&](FitStepKind kind, const FitOptions& opts) {
+    const auto start = Clock::now();
+    if (patch_split_candidates(base, {}, opts.pool_passes).empty())
+      result.steps.push_back({.kind = kind,
+                              .detail = "no stage of this model can run patch by patch",
+                              .peak_live_bytes = result.plan.ledger.peak_live_bytes,
+                              .arena_bytes = result.plan.arena_bytes,
+                              .planning_seconds = seconds_since(start),
+                              .fits = result.plan.fits});
+    else
+      searched_step(kind, search_patches(base, profile, opts), start, "patch grid");
+  };
   if (options.patch) {
     const PatchCandidate forced{.spec = *options.patch, .inner = options.inner_patch};
     patch_step(options.inner_patch ? FitStepKind::kNestedPatches : FitStepKind::kPatches, forced,
                candidate_text(forced, base) + " (forced)", Clock::now(), true);
   } else {
-    if (!done()) {
+    if (!done()) first_stage(FitStepKind::kPatches, plain);
+    if (!done() && patch_split_candidates(base, {}, false).size() > 1) {
       const auto start = Clock::now();
-      if (patch_split_candidates(base).empty())
-        result.steps.push_back({.kind = FitStepKind::kPatches,
-                                .detail = "no stage of this model can run patch by patch",
-                                .peak_live_bytes = result.plan.ledger.peak_live_bytes,
-                                .arena_bytes = result.plan.arena_bytes,
-                                .planning_seconds = seconds_since(start),
-                                .fits = result.plan.fits});
-      else
-        searched_step(FitStepKind::kPatches, search_patches(base, profile, options), start, "patch grid");
-    }
-    if (!done() && patch_split_candidates(base).size() > 1) {
-      const auto start = Clock::now();
-      searched_step(FitStepKind::kNestedPatches, search_nested_patches(base, profile, options), start,
+      searched_step(FitStepKind::kNestedPatches, search_nested_patches(base, profile, plain), start,
                     "grid of patches of patches");
     }
   }
   // 6. A second patched stage around the peak after the first stage. The first stage's split
   // is kept, under its own grid and then (a single grid only) each finer one: once a second
   // stage takes the later peak, the first stage's own patches may be what peaks.
-  if (!done() && result.patches && !options.patch) {
+  auto later_stage = [&](FitStepKind kind, const FitOptions& opts) {
     const auto start = Clock::now();
-    struct First {
-      Graph graph;
-      FitPatches patches;
-    };
-    std::vector<First> firsts{{result.graph, *result.patches}};
-    if (!result.patches->inner_spec) {
-      const ValueId split = value_named(base, result.patches->split);
+    using First = StagePlan;
+    std::vector<First> firsts{result.patches ? First{result.graph, *result.patches} : *first_found};
+    const FitPatches kept = firsts.front().patches;  // a copy: firsts grows below
+    if (!kept.inner_spec) {
+      const ValueId split = value_named(base, kept.split);
       bool finer = false;
       for (const auto& [rows, cols] : options.grids) {
         if (finer) {
@@ -296,7 +360,7 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
             break;  // finer than the split's H×W
           }
         }
-        finer = finer || (rows == result.patches->spec.rows && cols == result.patches->spec.cols);
+        finer = finer || (rows == kept.spec.rows && cols == kept.spec.cols);
       }
     }
     std::optional<std::pair<FitStep, MemoryPlan>> best;
@@ -306,7 +370,7 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
     for (const First& first : firsts) {
       const ValueId after = value_named(first.graph, first.patches.split);
       const PatchSearchResult search =
-          search_later_stage(first.graph, profile, options, after, peak_step_after(first.graph, profile, after));
+          search_later_stage(first.graph, profile, opts, after, peak_step_after(first.graph, profile, after));
       screened += search.evaluated;
       if (!search.chosen) continue;
       PatchedGraph patched = apply_candidate(first.graph, *search.chosen);
@@ -318,8 +382,7 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
                                        search.evaluated)
                          : fmt::format("none of {} screened reaches the capacity, lowest peak", search.evaluated));
       const PlanOptions in_place{.in_place = true};
-      auto step = plan_step(FitStepKind::kSecondStage, detail, patched.graph, in_place,
-                            patches.patched_macs - patches.original_macs, start);
+      auto step = plan_step(kind, detail, patched.graph, in_place, patches.patched_macs - patches.original_macs, start);
       const bool better =
           !best || (step.first.fits && !best->first.fits) ||
           (!step.first.fits && !best->first.fits && step.first.peak_live_bytes < best->first.peak_live_bytes);
@@ -331,10 +394,10 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
       if (best->first.fits) break;  // the coarsest first grid that lets it fit: the fewest extra MACs there
     }
     if (!best) {
-      result.steps.push_back({.kind = FitStepKind::kSecondStage,
+      result.steps.push_back({.kind = kind,
                               .detail = fmt::format("no stage between '{}' and the later peak can run patch by patch "
                                                     "({} screened)",
-                                                    result.patches->split, screened),
+                                                    kept.split, screened),
                               .peak_live_bytes = result.plan.ledger.peak_live_bytes,
                               .arena_bytes = result.plan.arena_bytes,
                               .planning_seconds = seconds_since(start),
@@ -343,6 +406,13 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
       best->first.planning_seconds = seconds_since(start);
       consider(std::move(*best), std::move(best_graph), {.in_place = true}, std::move(best_patches));
     }
+  };
+  const auto has_first = [&] { return result.patches || first_found; };
+  if (!done() && has_first() && !options.patch) later_stage(FitStepKind::kSecondStage, plain);
+  // 7. Stages through squeeze-and-excitation pools: one stage, then a second one.
+  if (!done() && options.pool_passes && !options.patch) {
+    first_stage(FitStepKind::kPooledPatches, options);
+    if (!done() && has_first()) later_stage(FitStepKind::kPooledSecondStage, options);
   }
   result.fits = result.plan.fits;
   return result;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "memledger/core/error.h"
+#include "memledger/ir/accumulate_pool.h"
 #include "memledger/ir/op_table.h"
 #include "memledger/ir/window.h"
 
@@ -157,6 +158,13 @@ std::string patch_rule_problem(const Graph& g, const Node& node, const std::vect
   }
   if (!any_data) return "no input on the data path";
   return {};
+}
+
+bool is_strip_pool(const Graph& g, const Node& node) {
+  if (is_accumulate_pool(node)) return true;
+  if (patch_rule(node) != PatchRule::kGlobalPool || node.inputs.empty() || !node.inputs[0].valid()) return false;
+  const Value& x = g.value(node.inputs[0]);
+  return x.shape.size() == 4 && x.dtype == DType::kFloat32;
 }
 
 bool is_spatial_slice(const Graph& g, const Node& node) {

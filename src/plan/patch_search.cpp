@@ -43,7 +43,7 @@ int64_t rest_of_network_peak(const PatchedGraph& patched, const DeviceProfile& p
   const Ledger ledger = make_ledger(patched.graph, compute_liveness(patched.graph, profile, kInPlace));
   int64_t rest = 0;
   for (size_t t = 0; t < ledger.timeline.size() && t < patched.patch_of_node.size(); ++t)
-    if (patched.patch_of_node[t] < 0) rest = std::max(rest, ledger.timeline[t].live_bytes);
+    if (!patched.in_stage(t)) rest = std::max(rest, ledger.timeline[t].live_bytes);
   return rest;
 }
 
@@ -98,7 +98,7 @@ PatchSearchResult search_patches(const Graph& base, const DeviceProfile& profile
   PatchSearchResult result;
   std::vector<PatchCandidate> reaching;
   std::optional<PatchCandidate> lowest;
-  for (ValueId split : patch_split_candidates(base, after)) {
+  for (ValueId split : patch_split_candidates(base, after, options.pool_passes)) {
     screen_grids(base, profile, options, {.split = split, .after = after}, std::numeric_limits<int>::max(), result,
                  reaching, lowest);
   }
@@ -127,7 +127,7 @@ PatchSearchResult search_later_stage(const Graph& base, const DeviceProfile& pro
   }
   for (ValueId start : starts) {
     if (result.evaluated >= options.nested_evaluations) break;
-    for (ValueId split : patch_split_candidates(base, start)) {
+    for (ValueId split : patch_split_candidates(base, start, options.pool_passes)) {
       if (position.at(base.value(split).producer) < peak) continue;  // the stage must hold the peak step
       screen_grids(base, profile, options, {.split = split, .after = start}, options.nested_evaluations, result,
                    reaching, lowest);
@@ -150,7 +150,7 @@ PatchSearchResult search_nested_patches(const Graph& base, const DeviceProfile& 
   std::vector<PatchCandidate> reaching;
   std::optional<PatchCandidate> lowest;
   int64_t fewest_reaching_macs = std::numeric_limits<int64_t>::max();
-  const std::vector<ValueId> splits = patch_split_candidates(base);
+  const std::vector<ValueId> splits = patch_split_candidates(base, {}, options.pool_passes);
   // Screens one candidate; nullopt when its grids do not apply (an Error naming why).
   auto screen = [&](const PatchSpec& outer, const PatchSpec& inner) -> std::optional<PatchCandidate> {
     std::optional<PatchedGraph> patched;

@@ -90,6 +90,12 @@ CHeaderPatches c_header_patches(const FitPatches& patches) {
     out.second_split = patches.second_split;
     out.second_patch_of_step = patches.second_patch_of_step;
   }
+  out.pool_names = patches.pool_names;
+  out.pool_strips = patches.pool_strips;
+  if (!out.pool_names.empty()) {
+    out.pool_pass_of_step = patches.pool_pass_of_step;
+    out.pool_strip_of_step = patches.pool_strip_of_step;
+  }
   return out;
 }
 
@@ -112,6 +118,13 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
   if (second)
     ML_CHECK(patches->second_patch_of_step.size() == live.schedule.size(), "{} second-stage patch indices for {} steps",
              patches->second_patch_of_step.size(), live.schedule.size());
+  const bool pools = patches && !patches->pool_names.empty();
+  if (pools)
+    ML_CHECK(patches->pool_pass_of_step.size() == live.schedule.size() &&
+                 patches->pool_strip_of_step.size() == live.schedule.size() &&
+                 patches->pool_strips.size() == patches->pool_names.size(),
+             "pool passes of {} and {} steps for {} steps", patches->pool_pass_of_step.size(),
+             patches->pool_strip_of_step.size(), live.schedule.size());
   checked_i32(plan.arena_bytes, "arena size");
 
   // Buffer index of each value and each node's workspace.
@@ -152,6 +165,13 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
            " * steps with second_patch >= 0 belong to its patch row * {} + col.\n",
            patches->second_rows, patches->second_cols, comment_text(patches->split),
            comment_text(patches->second_split), patches->second_cols);
+  if (pools)
+    append(h,
+           " * Global pools inside the stages (squeeze-and-excitation blocks) run first, one pass each:\n"
+           " * row strips of the stage up to the pool's input, each added into the pooled sums in order\n"
+           " * (memledger.AccumulatePool); steps with pool_pass >= 0 belong to strip pool_strip of that\n"
+           " * pass, and {}_pool_passes gives each pass's pooled buffer and steps.\n",
+           p);
   append(h, " */\n#ifndef {0}\n#define {0}\n\n#include <stdint.h>\n\n", guard);
   append(h, "#if defined(__GNUC__)\n#define {0}_UNUSED __attribute__((unused))\n#else\n#define {0}_UNUSED\n#endif\n\n",
          P);
@@ -189,6 +209,7 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
   append(h, "#define {}_INNER_PATCH_COLS {}\n", P, inner ? patches->inner_cols : 0);
   append(h, "#define {}_SECOND_PATCH_ROWS {} /* 0: no second patched stage */\n", P, second ? patches->second_rows : 0);
   append(h, "#define {}_SECOND_PATCH_COLS {}\n", P, second ? patches->second_cols : 0);
+  append(h, "#define {}_POOL_PASS_COUNT {} /* 0: no pool passes */\n", P, pools ? patches->pool_names.size() : 0);
   append(h, "/* 1 when each patch's steps are one contiguous run of the schedule */\n");
   append(h, "#define {}_PATCH_STEPS_CONTIGUOUS {}\n\n", P, contiguous ? 1 : 0);
 
@@ -237,6 +258,8 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
          "  int32_t patch;    /* the patch this step belongs to (row * {1}_PATCH_COLS + col), or -1 */\n"
          "  int32_t inner_patch; /* its inner patch (row * {1}_INNER_PATCH_COLS + col), or -1 */\n"
          "  int32_t second_patch; /* its patch of the second stage (row * {1}_SECOND_PATCH_COLS + col), or -1 */\n"
+         "  int32_t pool_pass;  /* the pool pass it belongs to, or -1 */\n"
+         "  int32_t pool_strip; /* its row strip of that pass, or -1 */\n"
          "  int32_t first_io; /* its inputs, then its outputs, in {0}_step_io[first_io...] */\n"
          "  int32_t inputs;\n"
          "  int32_t outputs;\n"
@@ -256,13 +279,15 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
     for (ValueId v : node.outputs) add(v);
     const auto ws = workspace_of.find(id);
     const std::string op = node.domain.empty() || node.domain == "ai.onnx" ? node.op : node.domain + "." + node.op;
-    append(h, "  {{{}, {}, {}, {}, {}, {}, {}, {}, {}}},\n", c_string(node.name.empty() ? node.op : node.name),
+    append(h, "  {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}},\n", c_string(node.name.empty() ? node.op : node.name),
            c_string(op), patches ? patches->patch_of_step[static_cast<size_t>(s)] : -1,
            inner ? patches->inner_patch_of_step[static_cast<size_t>(s)] : -1,
-           second ? patches->second_patch_of_step[static_cast<size_t>(s)] : -1, first, node.inputs.size(),
+           second ? patches->second_patch_of_step[static_cast<size_t>(s)] : -1,
+           pools ? patches->pool_pass_of_step[static_cast<size_t>(s)] : -1,
+           pools ? patches->pool_strip_of_step[static_cast<size_t>(s)] : -1, first, node.inputs.size(),
            node.outputs.size(), ws == workspace_of.end() ? -1 : ws->second);
   }
-  append(h, "  {{0, 0, -1, -1, -1, 0, 0, 0, -1}} /* end */\n}};\n\n");
+  append(h, "  {{0, 0, -1, -1, -1, -1, -1, 0, 0, 0, -1}} /* end */\n}};\n\n");
   append(h, "/* Per step: its inputs' buffer indices, then its outputs' (-1: an omitted optional one). */\n");
   append(h, "static const int32_t {0}_step_io[{1}] {2}_UNUSED = {{", p, io.size() + 1, P);
   for (size_t i = 0; i < io.size(); ++i) append(h, "{}{},", i % 16 == 0 ? "\n  " : " ", io[i]);
@@ -276,7 +301,31 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
   for (size_t i = 0; i < ranges.size(); ++i)
     append(h, "  {{{}, {}, {}, {}}},\n", static_cast<int>(i) / patches->cols, static_cast<int>(i) % patches->cols,
            ranges[i].first, ranges[i].last);
-  append(h, "  {{-1, -1, -1, -1}} /* end */\n}};\n\n#endif /* {} */\n", guard);
+  append(h, "  {{-1, -1, -1, -1}} /* end */\n}};\n\n");
+
+  // Pool passes: the pooled buffer, the strips and the steps of each.
+  std::vector<PatchRange> pass_ranges(pools ? patches->pool_names.size() : 0);
+  for (int s = 0; pools && s < live.steps(); ++s) {
+    const int pass = patches->pool_pass_of_step[static_cast<size_t>(s)];
+    if (pass < 0) continue;
+    ML_CHECK(pass < static_cast<int>(pass_ranges.size()), "pool pass {} of {}", pass, pass_ranges.size());
+    PatchRange& r = pass_ranges[static_cast<size_t>(pass)];
+    if (r.first < 0) r.first = s;
+    r.last = s;
+  }
+  std::unordered_map<std::string, int> buffer_named;
+  for (size_t i = 0; i < live.buffers.size(); ++i) buffer_named.emplace(live.buffers[i].name, static_cast<int>(i));
+  append(h,
+         "typedef struct {0}_pool_pass {{\n  int32_t pooled; /* the buffer of the pooled value */\n  int32_t strips;\n"
+         "  int32_t first_step, last_step;\n}} {0}_pool_pass;\n",
+         p);
+  append(h, "static const {0}_pool_pass {0}_pool_passes[{1}_POOL_PASS_COUNT + 1] {1}_UNUSED = {{\n", p, P);
+  for (size_t i = 0; i < pass_ranges.size(); ++i) {
+    const auto it = buffer_named.find(patches->pool_names[i]);
+    append(h, "  {{{}, {}, {}, {}}}, /* {} */\n", it == buffer_named.end() ? -1 : it->second, patches->pool_strips[i],
+           pass_ranges[i].first, pass_ranges[i].last, comment_text(patches->pool_names[i]));
+  }
+  append(h, "  {{-1, 0, -1, -1}} /* end */\n}};\n\n#endif /* {} */\n", guard);
   return h;
 }
 

@@ -45,14 +45,14 @@ std::string fit_verdict(const FitResult& fit, const DeviceProfile& profile) {
 
 std::string fit_report_text(const FitResult& fit, const DeviceProfile& profile) {
   std::string out = fmt::format("model MACs: {:.1f} M\n\n", static_cast<double>(fit.model_macs) / 1e6);
-  out += fmt::format("  {:<20} {:>12} {:>12} {:>20} {:>10}  {}\n", "step", "peak-live", "arena", "extra MACs",
+  out += fmt::format("  {:<26} {:>12} {:>12} {:>20} {:>10}  {}\n", "step", "peak-live", "arena", "extra MACs",
                      "planning", "");
   for (const FitStep& s : fit.steps) {
     out +=
-        fmt::format("  {:<20} {:>12} {:>12} {:>20} {:>8.2f} s  {}{}\n", to_string(s.kind),
+        fmt::format("  {:<26} {:>12} {:>12} {:>20} {:>8.2f} s  {}{}\n", to_string(s.kind),
                     human_bytes(s.peak_live_bytes), human_bytes(s.arena_bytes), macs_text(s.extra_macs, fit.model_macs),
                     s.planning_seconds, s.kept ? "kept" : "not kept (no lower peak)", s.fits ? ", fits" : "");
-    if (!s.detail.empty()) out += fmt::format("  {:<20} {}\n", "", s.detail);
+    if (!s.detail.empty()) out += fmt::format("  {:<26} {}\n", "", s.detail);
   }
   out += "\n" + fit_verdict(fit, profile) + "\n";
   if (!fit.fits) out += "\nLive at the peak of the best plan\n" + peak_contributors(fit.plan, 10);
@@ -86,6 +86,9 @@ std::string fit_report_json(const FitResult& fit, const DeviceProfile& profile, 
                 {"split", fit.patches->second_split},
                 {"start", fit.patches->second_start},
                 {"patch_of_step", fit.patches->second_patch_of_step}};
+    json pools = json::array();
+    for (size_t i = 0; i < fit.patches->pool_names.size(); ++i)
+      pools.push_back({{"pooled", fit.patches->pool_names[i]}, {"strips", fit.patches->pool_strips.at(i)}});
     patches = {{"rows", fit.patches->spec.rows},
                {"cols", fit.patches->spec.cols},
                {"split", fit.patches->split},
@@ -93,7 +96,10 @@ std::string fit_report_json(const FitResult& fit, const DeviceProfile& profile, 
                {"patched_macs", fit.patches->patched_macs},
                {"patch_of_step", fit.patches->patch_of_step},
                {"inner", inner},
-               {"second", second}};
+               {"second", second},
+               {"pool_passes", pools},
+               {"pool_pass_of_step", fit.patches->pool_pass_of_step},
+               {"pool_strip_of_step", fit.patches->pool_strip_of_step}};
   }
   json report = json::parse(plan_report_json(fit.graph, fit.plan, profile, model));
   report["fit"] = {{"fits", fit.fits},

@@ -13,7 +13,7 @@ set_tests_properties(cli.plan.emit_c PROPERTIES FIXTURES_REQUIRED fit_dir FIXTUR
 memledger_check_file(plan.emit_c_header ${FIT_DIR}/conv_bn_relu.h FIXTURES plan_emit_c
   CONTAINS "#ifndef ML_PLAN_CONV_BN_RELU_H" "#define ML_ARENA_BYTES 4368\n" "#define ML_ARENA_ALIGNMENT 16\n"
            "#define ML_BUFFER_COUNT 16\n" "#define ML_STEP_COUNT 6\n" "[{]\"conv.workspace\", 0, 1728, ML_WORKSPACE, 0, 0, -1[}]"
-           "[{]\"conv\", \"Conv\", -1, -1, -1, 0, 3, 1, 10[}]")
+           "[{]\"conv\", \"Conv\", -1, -1, -1, -1, -1, 0, 3, 1, 10[}]")
 memledger_cli_test(plan.emit_c_refuses_input ARGS plan ${FIT_DATA}/conv_bn_relu.onnx --emit-c ${FIT_DATA}/conv_bn_relu.onnx
   EXIT_CODE 2 OUTPUT "--emit-c .*conv_bn_relu.onnx: refusing to overwrite the input file")
 

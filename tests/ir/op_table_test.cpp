@@ -63,6 +63,26 @@ TEST(OpTable, InPlaceAndAliasAreDifferentRules) {
   EXPECT_TRUE(op_contract(flat.g, flat.node, builtin_profile("teaching")).overwritable_inputs.empty());
 }
 
+TEST(OpTable, ConvPostOpsAndIdempotenceAreRecordFacts) {
+  // exec/fast fuses these into a Conv; an idempotent one may compute once more after it.
+  for (const char* op : {"Relu", "Clip"}) {
+    const OpRecord* r = find_op("", op);
+    ASSERT_NE(r, nullptr) << op;
+    EXPECT_TRUE(r->conv_post_op && r->idempotent) << op;
+  }
+  const OpRecord* sigmoid = find_op("", "Sigmoid");
+  ASSERT_NE(sigmoid, nullptr);
+  EXPECT_TRUE(sigmoid->conv_post_op);
+  EXPECT_FALSE(sigmoid->idempotent);  // sigmoid(sigmoid(x)) != sigmoid(x)
+  int post_ops = 0;
+  for (const OpRecord& r : op_table()) {
+    post_ops += r.conv_post_op ? 1 : 0;
+    EXPECT_TRUE(!r.idempotent || r.conv_post_op) << r.name;  // the flag serves fusion only
+  }
+  EXPECT_EQ(post_ops, 3);
+  for (const char* op : {"Mul", "Tanh", "Conv"}) EXPECT_FALSE(find_op("", op)->conv_post_op) << op;
+}
+
 TEST(OpTable, UnknownOperatorNeedsTheProfilesDeclaration) {
   OneNode custom("FancyNorm", "com.example");
   const DeviceProfile host = builtin_profile("host");

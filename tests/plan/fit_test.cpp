@@ -279,6 +279,66 @@ TEST(FitSweep, ASecondPatchedStageMakesMobileNetV3SmallFit) {
                           "mobilenet_v3_small_second_stage", &patches);
 }
 
+// Step 7 on mobilenet_v3_small at 200 KiB: without pool passes the best is 221 KiB (two
+// stages); a stage through its squeeze-and-excitation blocks, each pool computed by a pass
+// of row strips first, fits. The plan runs bit-identically in its arena and its header
+// names the passes.
+TEST(FitSweep, PoolPassesTakeAStageThroughSqueezeExcitationBlocks) {
+  const char* env = std::getenv("MEMLEDGER_SWEEP_DIR");
+  if (!env || !*env) GTEST_SKIP() << "MEMLEDGER_SWEEP_DIR is not set (the sweep export, scripts/corpus/sweep.py)";
+  const std::filesystem::path model = std::filesystem::path(env) / "mobilenet_v3_small.onnx";
+  if (!std::filesystem::exists(model)) ML_SKIP_OR_FAIL("no mobilenet_v3_small.onnx in " + std::string(env));
+  const Graph graph = import_onnx_file(model.string());
+  DeviceProfile mcu = builtin_profile("mcu");
+  mcu.capacity_bytes = 200 * 1024;
+  const FitResult fit = fit_model(graph, mcu);
+  ASSERT_TRUE(fit.fits) << fit_report_text(fit, mcu);
+  const FitStep& pooled = fit.steps.back();
+  EXPECT_EQ(pooled.kind, FitStepKind::kPooledPatches);
+  EXPECT_TRUE(pooled.kept);
+  for (const FitStep& step : fit.steps) {
+    if (step.kind != FitStepKind::kPooledPatches) {
+      EXPECT_GT(step.peak_live_bytes, mcu.capacity_bytes) << step.detail;
+    }
+  }
+  ASSERT_TRUE(fit.patches.has_value());
+  ASSERT_FALSE(fit.patches->pool_names.empty());
+  const size_t steps = fit.plan.liveness.schedule.size();
+  ASSERT_EQ(fit.patches->pool_pass_of_step.size(), steps);
+  ASSERT_EQ(fit.patches->pool_strip_of_step.size(), steps);
+  std::vector<int> pass_steps(fit.patches->pool_names.size(), 0);
+  for (size_t s = 0; s < steps; ++s) {
+    const int pass = fit.patches->pool_pass_of_step[s];
+    if (pass < 0) continue;
+    ASSERT_LT(static_cast<size_t>(pass), pass_steps.size());
+    ++pass_steps[static_cast<size_t>(pass)];
+    EXPECT_EQ(fit.patches->patch_of_step[s], -1) << "step " << s;
+    EXPECT_LT(fit.patches->pool_strip_of_step[s], fit.patches->pool_strips.at(static_cast<size_t>(pass)));
+  }
+  for (int n : pass_steps) EXPECT_GT(n, 0);
+  // Without pool passes the same fit does not get there.
+  FitOptions without;
+  without.pool_passes = false;
+  EXPECT_FALSE(fit_model(graph, mcu, without).fits);
+
+  const nlohmann::json json = nlohmann::json::parse(fit_report_json(fit, mcu, "mobilenet_v3_small.onnx"));
+  EXPECT_EQ(json["fit"]["patches"]["pool_passes"].size(), fit.patches->pool_names.size());
+  EXPECT_EQ(json["fit"]["patches"]["pool_passes"][0]["pooled"], fit.patches->pool_names[0]);
+
+  const MemoryPlan plan = fit_arena_plan(fit, mcu);
+  EXPECT_TRUE(in_place_differences(fit.plan, plan).empty());
+  const std::vector<Tensor> inputs = random_inputs(graph, 17);
+  const ArenaRunReport r =
+      run_in_arena(fit.graph, plan, inputs, run_graph(graph, inputs, {.kernels = KernelSet::kReference}));
+  EXPECT_TRUE(r.clean()) << describe(r);
+
+  const CHeaderPatches patches = c_header_patches(*fit.patches);
+  const std::string header = plan_c_header(fit.graph, fit.plan, mcu, "mobilenet_v3_small.onnx", {.patches = &patches});
+  EXPECT_NE(header.find(fmt::format("#define ML_POOL_PASS_COUNT {} ", patches.pool_names.size())), std::string::npos);
+  testing::check_c_header(header, fit_report_json(fit, mcu, "mobilenet_v3_small.onnx"),
+                          "mobilenet_v3_small_pool_passes", &patches);
+}
+
 TEST_F(FitCorpus, AnInnerGridNeedsAnOuterOne) {
   EXPECT_THROW(fit_model(*graph_, builtin_profile("mcu"), {.inner_patch = fit_->patches->spec}), Error);
 }

@@ -16,6 +16,7 @@
 #include "memledger/device/profile.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/interpreter.h"
+#include "memledger/ir/accumulate_pool.h"
 #include "memledger/ir/verifier.h"
 #include "memledger/ir/write_patch.h"
 #include "memledger/onnx/import.h"
@@ -285,6 +286,157 @@ TEST(Patch, BranchesJoinedByAConcatRunBitIdentically) {
   }
 }
 
+// A squeeze-and-excitation block as torchvision exports it, inside a stage:
+// x → Conv 3x3 → Relu → a; GlobalAveragePool(a) → Conv 1x1 → Relu → Conv 1x1 → Sigmoid → g;
+// m = Mul(g, a); y = Conv 3x3 (m) → out.
+struct SqueezeExcitation {
+  Graph graph;
+  ValueId a, m, y, out;
+};
+
+SqueezeExcitation squeeze_excitation_graph(int64_t h = 8, int64_t w = 8) {
+  SqueezeExcitation se;
+  Graph& g = se.graph;
+  const ValueId x = g.add_input({.name = "x", .shape = {1, 3, h, w}, .roles = kNCHW});
+  auto conv = [&](const std::string& name, ValueId in, int64_t maps, int64_t k, const Shape& out_shape) {
+    const int64_t channels = g.value(in).shape[1];
+    const ValueId y = add_act(g, name, out_shape);
+    const int64_t pad = k / 2;
+    g.add_node({.name = name,
+                .op = "Conv",
+                .inputs = {in, g.add_constant(name + ".w", pattern(DType::kFloat32, {maps, channels, k, k}, 3)),
+                           g.add_constant(name + ".b", pattern(DType::kFloat32, {maps}, 7))},
+                .outputs = {y},
+                .attributes = {{"kernel_shape", std::vector<int64_t>{k, k}},
+                               {"pads", std::vector<int64_t>{pad, pad, pad, pad}}}});
+    return y;
+  };
+  auto unary = [&](const std::string& op, const std::string& name, ValueId in) {
+    const ValueId y = add_act(g, name, g.value(in).shape);
+    g.add_node({.name = name, .op = op, .inputs = {in}, .outputs = {y}});
+    return y;
+  };
+  se.a = unary("Relu", "a", conv("c1", x, 8, 3, {1, 8, h, w}));
+  const ValueId pooled = add_act(g, "pooled", {1, 8, 1, 1});
+  g.add_node({.name = "gap", .op = "GlobalAveragePool", .inputs = {se.a}, .outputs = {pooled}});
+  const ValueId fc1 = unary("Relu", "fc1.relu", conv("fc1", pooled, 2, 1, {1, 2, 1, 1}));
+  const ValueId gate = unary("Sigmoid", "gate", conv("fc2", fc1, 8, 1, {1, 8, 1, 1}));
+  se.m = add_act(g, "m", {1, 8, h, w});
+  g.add_node({.name = "scale", .op = "Mul", .inputs = {gate, se.a}, .outputs = {se.m}});
+  se.y = conv("c2", se.m, 4, 3, {1, 4, h, w});
+  se.out = conv("c3", se.y, 2, 1, {1, 2, h, w});
+  g.mark_output(se.out);
+  return se;
+}
+
+TEST(Patch, SqueezeExcitationInsideAStageRunsAPoolPassBitIdentically) {
+  const SqueezeExcitation se = squeeze_excitation_graph();
+  const Graph& g = se.graph;
+  auto names = [&](const std::vector<ValueId>& values) {
+    std::vector<std::string> out;
+    for (ValueId v : values) out.push_back(g.value(v).name);
+    return out;
+  };
+  // Through the pool, m, c2 and c3 are splits; without pool passes every stage ends before it.
+  EXPECT_EQ(names(patch_split_candidates(g)), (std::vector<std::string>{"c1", "a", "m", "c2", "c3"}));
+  EXPECT_EQ(names(patch_split_candidates(g, {}, false)), (std::vector<std::string>{"c1", "a"}));
+
+  const PatchedGraph p = apply_patches(g, {.split = se.y, .rows = 2, .cols = 2});
+  EXPECT_EQ(p.pool_names, (std::vector<std::string>{"pooled"}));
+  ASSERT_EQ(p.pool_pass_of_node.size(), p.graph.order().size());
+  ASSERT_EQ(p.pool_strip_of_node.size(), p.graph.order().size());
+  // The pass: rows × cols = 4 row strips of a, each Conv, Relu, AccumulatePool (and crops of x);
+  // it runs before the gate, which runs before the patches; its steps are in no patch.
+  int accumulates = 0, last_pass = -1, first_patch = -1, gate_at = -1;
+  for (size_t i = 0; i < p.graph.order().size(); ++i) {
+    const Node& node = p.graph.node(p.graph.order()[i]);
+    if (p.pool_pass_of_node[i] >= 0) {
+      EXPECT_EQ(p.pool_pass_of_node[i], 0);
+      EXPECT_EQ(p.patch_of_node[i], -1) << node.label();
+      EXPECT_GE(p.pool_strip_of_node[i], 0);
+      EXPECT_LT(p.pool_strip_of_node[i], 4);
+      last_pass = static_cast<int>(i);
+    } else {
+      EXPECT_EQ(p.pool_strip_of_node[i], -1);
+    }
+    if (node.op == "AccumulatePool") {
+      ++accumulates;
+      const Shape& strip = p.graph.value(node.inputs[0]).shape;
+      EXPECT_EQ(strip, (Shape{1, 8, 2, 8})) << node.label();  // whole rows
+      EXPECT_EQ(node.int_attr("count", -1), accumulates == 4 ? 64 : 0);
+    }
+    if (node.name == "gate") gate_at = static_cast<int>(i);
+    if (p.patch_of_node[i] >= 0 && first_patch < 0) first_patch = static_cast<int>(i);
+    EXPECT_NE(node.op, "GlobalAveragePool");
+  }
+  EXPECT_EQ(accumulates, 4);
+  EXPECT_LT(last_pass, gate_at);
+  EXPECT_LT(gate_at, first_patch);
+  EXPECT_GT(p.extra_macs(), 0);  // the pass recomputes c1
+  expect_same_numbers(g, p, random_inputs(g, 29));
+
+  // One strip per row, uneven strips, and a grid of one column: the same numbers.
+  for (int pool_rows : {8, 3, 1})
+    expect_same_numbers(g, apply_patches(g, {.split = se.y, .rows = 2, .cols = 2, .pool_rows = pool_rows}),
+                        random_inputs(g, 31));
+  expect_same_numbers(g, apply_patches(g, {.split = se.m, .rows = 4, .cols = 1}), random_inputs(g, 37));
+  // Patches of patches through the pool: the outer stage holds it, the inner grid runs before it.
+  const PatchedGraph nested =
+      apply_nested_patches(g, {.split = se.y, .rows = 2, .cols = 1}, {.split = se.a, .rows = 2, .cols = 2});
+  EXPECT_EQ(nested.pool_names, (std::vector<std::string>{"pooled"}));
+  expect_same_numbers(g, nested, random_inputs(g, 41));
+}
+
+TEST(Patch, APoolOfTheStageInputPoolsCropsOfIt) {
+  // x → GlobalAveragePool → Conv 1x1 → Sigmoid → g; m = Mul(x, g); y = Conv 3x3 (m).
+  Graph g;
+  const ValueId x = g.add_input({.name = "x", .shape = {1, 3, 6, 6}, .roles = kNCHW});
+  const ValueId pooled = add_act(g, "pooled", {1, 3, 1, 1}), fc = add_act(g, "fc", {1, 3, 1, 1}),
+                gate = add_act(g, "gate", {1, 3, 1, 1}), m = add_act(g, "m", {1, 3, 6, 6}),
+                y = add_act(g, "y", {1, 2, 6, 6});
+  g.add_node({.name = "gap", .op = "GlobalAveragePool", .inputs = {x}, .outputs = {pooled}});
+  g.add_node({.name = "fc",
+              .op = "Conv",
+              .inputs = {pooled, g.add_constant("fc.w", pattern(DType::kFloat32, {3, 3, 1, 1}, 2))},
+              .outputs = {fc},
+              .attributes = {{"kernel_shape", std::vector<int64_t>{1, 1}}}});
+  g.add_node({.name = "gate", .op = "Sigmoid", .inputs = {fc}, .outputs = {gate}});
+  g.add_node({.name = "scale", .op = "Mul", .inputs = {x, gate}, .outputs = {m}});
+  g.add_node(
+      {.name = "conv",
+       .op = "Conv",
+       .inputs = {m, g.add_constant("w", pattern(DType::kFloat32, {2, 3, 3, 3}, 4))},
+       .outputs = {y},
+       .attributes = {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}});
+  g.mark_output(y);
+  const PatchedGraph p = apply_patches(g, {.split = y, .rows = 2, .cols = 2});
+  int accumulates = 0;
+  int64_t rows = 0;
+  for (NodeId n : p.graph.order())
+    if (p.graph.node(n).op == "AccumulatePool") {
+      ++accumulates;
+      const Shape& strip = p.graph.value(p.graph.node(n).inputs[0]).shape;  // a crop of x, whole rows
+      EXPECT_EQ(strip[3], 6);
+      rows += strip[2];
+    }
+  EXPECT_EQ(accumulates, 4);
+  EXPECT_EQ(rows, 6);  // every row of x once
+  expect_same_numbers(g, p, random_inputs(g, 43));
+}
+
+TEST(Patch, AccumulatePoolChecksItsTypes) {
+  const SqueezeExcitation se = squeeze_excitation_graph();
+  const PatchedGraph p = apply_patches(se.graph, {.split = se.y, .rows = 2, .cols = 2});
+  for (NodeId n : p.graph.order()) {
+    const Node& node = p.graph.node(n);
+    if (node.op != "AccumulatePool") continue;
+    EXPECT_EQ(check_accumulate_pool(p.graph, node), "");
+    Node wrong = node;
+    wrong.attributes["count"] = int64_t{node.int_attr("count", 0) > 0 ? 0 : 64};  // the output's dtype no longer fits
+    EXPECT_NE(check_accumulate_pool(p.graph, wrong).find("with count"), std::string::npos);
+  }
+}
+
 TEST(Patch, RefusesWhatCannotApply) {
   const Built b = residual_graph();
   auto message = [&](const PatchSpec& spec) {
@@ -302,17 +454,29 @@ TEST(Patch, RefusesWhatCannotApply) {
   // An operator without a patch rule in the stage is refused by name.
   Graph g = b.graph;
   const ValueId pooled = add_act(g, "pooled", {1, 3, 1, 1});
-  g.add_node({.name = "gap", .op = "GlobalAveragePool", .inputs = {b.y}, .outputs = {pooled}});
+  g.add_node({.name = "gmp", .op = "GlobalMaxPool", .inputs = {b.y}, .outputs = {pooled}});
   g.set_graph_outputs({pooled});
   try {
     apply_patches(g, {.split = pooled, .rows = 1, .cols = 1});
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("GlobalAveragePool 'gap'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("GlobalMaxPool 'gmp'"), std::string::npos) << e.what();
+  }
+  // A global average pool's result is no split: its pass computes it for the patches after it.
+  Graph with_gap = b.graph;
+  const ValueId mean = add_act(with_gap, "mean", {1, 3, 1, 1});
+  with_gap.add_node({.name = "gap", .op = "GlobalAveragePool", .inputs = {b.y}, .outputs = {mean}});
+  with_gap.set_graph_outputs({mean});
+  try {
+    apply_patches(with_gap, {.split = mean, .rows = 1, .cols = 1});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot patch at 'mean': it is a global pool's result"), std::string::npos)
+        << e.what();
   }
   const std::vector<ValueId> candidates = patch_split_candidates(g);
   // Splitting at c leaves the graph input x read outside the stage too, which is allowed;
-  // pooled's stage holds the GlobalAveragePool.
+  // pooled's stage holds the GlobalMaxPool.
   std::vector<std::string> names;
   for (ValueId v : candidates) names.push_back(g.value(v).name);
   EXPECT_EQ(names, (std::vector<std::string>{"c", "r", "z"}));

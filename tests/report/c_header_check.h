@@ -47,8 +47,14 @@ int main(void) {
   }
   for (s = 0; s < ML_STEP_COUNT; ++s) {
     const ml_step *st = &ml_steps[s];
-    printf("step %d %d %d %d %d %d %d ", s, (int)st->patch, (int)st->inner_patch, (int)st->second_patch,
-           (int)st->workspace, (int)st->inputs, (int)st->outputs);
+    printf("step %d %d %d %d %d %d %d %d %d ", s, (int)st->patch, (int)st->inner_patch, (int)st->second_patch,
+           (int)st->pool_pass, (int)st->pool_strip, (int)st->workspace, (int)st->inputs, (int)st->outputs);
+    if (st->pool_pass >= 0 &&
+        (st->patch >= 0 || st->second_patch >= 0 || st->pool_pass >= ML_POOL_PASS_COUNT || st->pool_strip < 0 ||
+         st->pool_strip >= ml_pool_passes[st->pool_pass].strips || s < ml_pool_passes[st->pool_pass].first_step ||
+         s > ml_pool_passes[st->pool_pass].last_step)) {
+      printf("FAIL step %d pool pass %d strip %d\n", s, (int)st->pool_pass, (int)st->pool_strip); bad = 1;
+    }
     if (st->second_patch >= 0 && (st->patch >= 0 || st->second_patch >= ML_SECOND_PATCH_ROWS * ML_SECOND_PATCH_COLS)) {
       printf("FAIL step %d second-stage patch %d\n", s, (int)st->second_patch); bad = 1;
     }
@@ -73,6 +79,12 @@ int main(void) {
     if (st->workspace >= 0 && (ml_buffers[st->workspace].category != ML_WORKSPACE ||
                                ml_buffers[st->workspace].first_step != s)) {
       printf("FAIL step %d workspace %d\n", s, (int)st->workspace); bad = 1;
+    }
+  }
+  for (i = 0; i < ML_POOL_PASS_COUNT; ++i) {
+    const ml_pool_pass *pass = &ml_pool_passes[i];
+    if (pass->pooled < 0 || pass->pooled >= ML_BUFFER_COUNT || ml_buffers[pass->pooled].first_step != pass->last_step) {
+      printf("FAIL pool pass %d: its pooled buffer is not written by its last step\n", i); bad = 1;
     }
   }
   for (i = 0; i < ML_PATCH_COUNT; ++i)
@@ -182,9 +194,13 @@ inline void check_c_header(const std::string& header, const std::string& json, c
       EXPECT_EQ(alias, b["alias_of"].is_null() ? -1 : index_of.at(b["alias_of"].get<std::string>()));
       ++buffer_lines;
     } else if (kind == "step") {
-      int s, patch, inner_patch, second_patch, workspace, inputs, outputs;
+      int s, patch, inner_patch, second_patch, pool_pass, pool_strip, workspace, inputs, outputs;
       std::string node, op;
-      lines >> s >> patch >> inner_patch >> second_patch >> workspace >> inputs >> outputs >> node >> op;
+      lines >> s >> patch >> inner_patch >> second_patch >> pool_pass >> pool_strip >> workspace >> inputs >> outputs >>
+          node >> op;
+      const bool pools = patches && !patches->pool_names.empty();
+      EXPECT_EQ(pool_pass, pools ? patches->pool_pass_of_step.at(static_cast<size_t>(s)) : -1) << "step " << s;
+      EXPECT_EQ(pool_strip, pools ? patches->pool_strip_of_step.at(static_cast<size_t>(s)) : -1) << "step " << s;
       EXPECT_EQ(second_patch,
                 patches && patches->second_rows > 0 ? patches->second_patch_of_step.at(static_cast<size_t>(s)) : -1)
           << "step " << s;

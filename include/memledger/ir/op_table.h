@@ -2,7 +2,8 @@
 // not computing it — its shape rule (output types from input types, attributes and
 // constant inputs, with the attribute checks; ir/shape_rule.h), how its axes relate (axis roles), which inputs
 // broadcast, whether its output may be written over an input (in place) or *is* an input's bytes (alias), the workspace
-// its kernel declares, the simulator's tile model, its window geometry. plan/, sim/, passes/, lint/ and onnx/ read
+// its kernel declares, the simulator's tile model, its window geometry, which activations
+// a Conv may fuse. plan/, sim/, passes/, lint/ and onnx/ read
 // these records and keep no operator lists of their own; exec/ attaches a run function to a record. An operator the
 // table does not know can still be planned when the device profile declares its rules ([ops.NAME]).
 #pragma once
@@ -56,10 +57,11 @@ enum class WindowKind : uint8_t { kNone, kConv, kPool };
 // (plan/patch_rules): the operator can run on one patch of its output.
 enum class PatchRule : uint8_t {
   kNone,
-  kPointwise,  // element by element: the same box of every data input (other inputs broadcast over H, W)
-  kWindow,     // Conv and pools: the box widened by the window's halo, clipped to the image
-  kConcat,     // Concat over channels: the same box of every input
-  kSlice,      // Slice of H and W: the box shifted by the starts
+  kPointwise,   // element by element: the same box of every data input (other inputs broadcast over H, W)
+  kWindow,      // Conv and pools: the box widened by the window's halo, clipped to the image
+  kConcat,      // Concat over channels: the same box of every input
+  kSlice,       // Slice of H and W: the box shifted by the starts
+  kGlobalPool,  // a mean over all of H and W: computed in row strips before the patches, read whole by them
 };
 
 struct OpRecord;
@@ -90,6 +92,13 @@ struct OpRecord {
   int in_place_inputs = 1;
   WorkspaceRule workspace = nullptr;  // null: no workspace
   ContractRule contract = nullptr;    // overrides in_place and workspace when set
+
+  // Fusion (exec/fast). An activation a Conv may apply to its own output as a post-op
+  // (one value in, the same shape out, no state), and whether it is idempotent: applied to
+  // its own output it gives the same values, so a node that computes it once more after
+  // the fused Conv changes nothing.
+  bool conv_post_op = false;
+  bool idempotent = false;
 
   // Simulator.
   TileModel tile = TileModel::kGeneric;

@@ -3,6 +3,8 @@
 //   1. layer by layer: the model's order, no in-place reuse (the baseline);
 //   2. a memory-aware topological order (plan/schedule.h);
 //   3. the in-place rules of the kernel contracts (elementwise chains, depthwise Conv);
+//      then, when the model has them, its self-gated activations (SiLU, hard-swish written
+//      as x · gate(x)) fused into one in-place node each (plan/fuse_gates.h: no MACs);
 //   4. patch-based execution of a leading stage (plan/patch.h): of every split value and
 //      grid whose peak-live reaches the capacity, the one with the fewest extra
 //      multiply-accumulates (recomputed halos); when none reaches it, the lowest peak;
@@ -13,7 +15,11 @@
 //   6. when the plan still does not fit, a second patched stage around the peak step, after
 //      the first stage: it starts at a value computed in full (so a squeeze-and-excitation
 //      block, which needs its whole input and ends any stage, can lie between the two) and
-//      ends at a split after the peak; searched like step 4 over its start and split.
+//      ends at a split after the peak; searched like step 4 over its start and split;
+//   7. when it still does not fit, stages through squeeze-and-excitation blocks: steps 4
+//      and 6 again with stages that hold global pools, each computed by a pass of row
+//      strips before the stage's patches (plan/patch.h). The passes recompute the stage up
+//      to their pool, so they come last: a plan that fits without them costs fewer MACs.
 // Nothing changes the model's numbers: the result is a graph (reordered, maybe patched)
 // and its plan, which run_in_arena proves bit-identical to the ordinary run. fit_model is
 // deterministic (same model, profile and options: same result), so `run --arena --fit`
@@ -53,13 +59,25 @@ struct FitOptions {
   std::vector<std::pair<int, int>> nested_outer_grids = {{2, 1}, {1, 2}, {2, 2}, {3, 3}};
   std::vector<std::pair<int, int>> nested_inner_grids = {{2, 2}, {3, 3}, {3, 4}, {4, 4}, {5, 5}, {6, 6}};
   int nested_evaluations = 2000;
+  // Step 7: stages may hold squeeze-and-excitation pools (false: every stage ends at one).
+  bool pool_passes = true;
   // Measure every step even once the model fits (the benchmark's table) instead of stopping
   // at the first step that fits; the plan stays that first one.
   bool all_steps = false;
   double schedule_time_budget_seconds = 2.0;
 };
 
-enum class FitStepKind { kLayerByLayer, kMemoryOrder, kInPlace, kPatches, kNestedPatches, kSecondStage };
+enum class FitStepKind {
+  kLayerByLayer,
+  kMemoryOrder,
+  kInPlace,
+  kFusedGates,  // step 3, when the model has self-gated activations
+  kPatches,
+  kNestedPatches,
+  kSecondStage,
+  kPooledPatches,     // step 7: one stage through pools
+  kPooledSecondStage  // step 7: a second stage through pools
+};
 std::string_view to_string(FitStepKind kind);
 
 struct FitStep {
@@ -90,6 +108,12 @@ struct FitPatches {
   std::optional<PatchSpec> second_spec;
   std::string second_start, second_split;
   std::vector<int> second_patch_of_step;
+  // Squeeze-and-excitation pools inside the stages (step 7): per pool pass, the pooled
+  // value's name and its row strips, the first stage's passes first; per step its pass and
+  // its strip of that pass (-1 outside one).
+  std::vector<std::string> pool_names;
+  std::vector<int> pool_strips;
+  std::vector<int> pool_pass_of_step, pool_strip_of_step;
 };
 
 struct FitResult {

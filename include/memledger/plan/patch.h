@@ -8,12 +8,20 @@
 // liveness, ledger, allocator and `run --arena` then size and prove the per-patch buffers
 // like any other; results are bit-identical to the layer-by-layer run.
 //
+// A squeeze-and-excitation block may lie inside the stage: its global pool needs the whole
+// of its input, so the stage first runs a pool pass — row strips of the stage up to the
+// pool's input, whose sums memledger.AccumulatePool adds in the reference pool's order
+// (ir/accumulate_pool.h) — then the gate is computed once from the pooled value, and the
+// patches read it whole. A stage with k pools runs k passes before its patches, each
+// recomputing the stage up to its pool (the extra MACs count them).
+//
 // Limits: the stage's values are 4-D NCHW activations (batch and channels are never split);
 // operators with a patch rule are Conv (grouped and depthwise too), MaxPool, AveragePool,
 // BatchNormalization, the memledger Affine, unary activations (Relu, Clip, ...),
-// elementwise binary operators whose other operand is a constant broadcast over H and W
-// or a stage value of the same shape (a residual Add), Concat over channels, and Slice of
-// H and W with constant starts (so a patched graph's own patches can be patched again).
+// elementwise binary operators whose other operand is a constant or a pooled gate
+// broadcast over H and W or a stage value of the same shape (a residual Add), Concat over
+// channels, Slice of H and W with constant starts (so a patched graph's own patches can
+// be patched again), and GlobalAveragePool over a float32 activation (by its pass).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +40,9 @@ struct PatchSpec {
   // computed in full before the stage, e.g. an earlier stage's split), which the patches
   // crop like a graph input. Invalid: back to the graph inputs.
   ValueId after;
+  // Row strips of each pool pass; 0: rows × cols (a strip holds about a patch's elements),
+  // at most the pooled input's H.
+  int pool_rows = 0;
 };
 
 struct PatchedGraph {
@@ -49,16 +60,24 @@ struct PatchedGraph {
   int inner_rows = 0, inner_cols = 0;
   std::string inner_split_name;
 
+  // Pools inside the stage: per node of graph.order(), the pool pass it belongs to and its
+  // row strip of that pass (−1 outside one; patch_of_node is −1 there), and the pooled
+  // values' names, one per pass.
+  std::vector<int> pool_pass_of_node, pool_strip_of_node;
+  std::vector<std::string> pool_names;
+
   int64_t extra_macs() const { return patched_macs - original_macs; }
+  // Whether the node at position `i` of graph.order() runs inside the stage (a patch or a
+  // pool pass).
+  bool in_stage(size_t i) const { return patch_of_node.at(i) >= 0 || pool_pass_of_node.at(i) >= 0; }
 };
 
 // Values on the trunk where a stage ends cleanly: a single value (this one) connects the
 // stage to the rest of the graph, it is a 4-D activation produced by a node, and every
-// stage node has a patch rule. In execution order.
-std::vector<ValueId> patch_split_candidates(const Graph& graph);
-// The same for a later stage starting at `after`: the values after it whose stage, walked
-// back to `after` (not past it), ends cleanly.
-std::vector<ValueId> patch_split_candidates(const Graph& graph, ValueId after);
+// stage node has a patch rule. In execution order. With `after`, for a later stage
+// starting there: the values after it whose stage, walked back to `after` (not past it),
+// ends cleanly. Without `through_pools`, only stages that hold no global pool.
+std::vector<ValueId> patch_split_candidates(const Graph& graph, ValueId after = {}, bool through_pools = true);
 
 // The patched graph. An Error (user error, naming the value or node) when the grid cannot
 // apply: the split is not a candidate, the grid is larger than the split's H or W, or an

@@ -33,6 +33,12 @@ std::string box_to_string(const Box& box);  // "[0,57)x[0,57)"
 // bounds, computed constants) are read whole and must broadcast over H and W.
 std::string patch_rule_problem(const Graph& graph, const Node& node, const std::vector<char>& is_data);
 
+// A pool over all of H and W that patch-based execution computes in row strips before the
+// patches of the stage that reads it (a squeeze-and-excitation block's pool): a node whose
+// record has PatchRule::kGlobalPool over a 4-D float32 input, or memledger.AccumulatePool,
+// such a pool already computed strip by strip.
+bool is_strip_pool(const Graph& graph, const Node& node);
+
 // A Slice of H and W only (constant starts, step 1), as patching writes them: a patch of
 // its output is a shifted box of its input, so a clone needs no node of its own.
 bool is_spatial_slice(const Graph& graph, const Node& node);

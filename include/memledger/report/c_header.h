@@ -18,7 +18,8 @@ namespace memledger {
 // The patch structure of a schedule (plan/patch.h, after fit): per step of the plan's
 // schedule, the patch (r·cols + c) it belongs to or -1; for patches of patches also the
 // inner grid run inside each outer patch and each step's inner patch (or -1); for a second
-// patched stage its grid and each step's patch of it (or -1).
+// patched stage its grid and each step's patch of it (or -1); for pools inside the stages,
+// their passes of row strips.
 struct CHeaderPatches {
   int rows = 0, cols = 0;
   std::string split;  // the value the patched stage ends in
@@ -29,6 +30,11 @@ struct CHeaderPatches {
   int second_rows = 0, second_cols = 0;    // a second patched stage; 0: none
   std::string second_start, second_split;  // the values it starts at (in full) and ends in
   std::vector<int> second_patch_of_step;
+  // Pool passes (squeeze-and-excitation pools inside the stages): per pass the pooled
+  // value's name and its row strips; per step its pass and strip (-1 outside one).
+  std::vector<std::string> pool_names;
+  std::vector<int> pool_strips;
+  std::vector<int> pool_pass_of_step, pool_strip_of_step;
 };
 
 // The patches of a fit's final plan, as the header describes them.

@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include "exec/fast/silu.h"
+
 namespace memledger::exec::fast {
 namespace {
 
@@ -158,11 +160,23 @@ void DnnlNode::run(KernelContext& ctx) {
     --call_depth;
     check_status(status, ctx);
   }
+  if (silu_elements_ > 0) {
+    auto* y = reinterpret_cast<float*>(ctx.out(0).data);
+    const float* x =
+        silu_input_ < 0 ? y : reinterpret_cast<const float*>(ctx.in(static_cast<size_t>(silu_input_)).data);
+    silu(x, y, silu_elements_);
+  }
+}
+
+void DnnlNode::set_silu(int input, int64_t elements) {
+  silu_input_ = input;
+  silu_elements_ = elements;
 }
 
 std::string DnnlNode::describe() const {
   std::string text;
   for (const std::string& impl : impls_) text += (text.empty() ? "" : ", ") + impl;
+  if (silu_elements_ > 0) text += (text.empty() ? "" : ", ") + std::string("silu (memledger avx512)");
   return text;
 }
 

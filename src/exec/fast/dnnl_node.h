@@ -48,6 +48,9 @@ class DnnlNode : public PreparedNode {
 
   void add_step(const dnnl::primitive& primitive, std::vector<std::pair<int, dnnl::memory>> args,
                 const std::string& impl);
+  // After the primitives: output 0 = SiLU of input `input`, or of output 0 itself (in place)
+  // where `input` is -1, over `elements` floats (fast/silu.h).
+  void set_silu(int input, int64_t elements);
 
   int64_t workspace_bytes() const override { return workspace_bytes_; }
   void run(KernelContext& ctx) override;
@@ -84,6 +87,8 @@ class DnnlNode : public PreparedNode {
   bool in_place_ = false;
   int in_place_input_ = -1;
   bool fused_ = false;
+  int silu_input_ = -1;
+  int64_t silu_elements_ = 0;
 };
 
 }  // namespace memledger::exec::fast

@@ -4,7 +4,8 @@
 // (the host profile's layout) or, between fast nodes, channels-last NHWC (fast/layout.h:
 // the same bytes in another order); where a primitive prefers another format, the input,
 // weights and output are reordered through workspace regions the contract declares. A
-// Relu, Clip, Sigmoid or SiLU after a Conv is its post-op (PrepareOptions::fuse).
+// Relu, Clip, Sigmoid or SiLU after a Conv is its post-op (PrepareOptions::fuse; a SiLU
+// runs as the fast set's own loop after the Conv's primitive, fast/silu.h).
 // Implementations that allocate on their own (oneDNN's gemm-based ones pack through
 // malloc) are refused, as are the slow reference ones: then the reference kernel runs.
 #include <algorithm>
@@ -14,6 +15,8 @@
 #include <map>
 
 #include "exec/fast/dnnl_node.h"
+#include "exec/fast/silu.h"
+#include "memledger/ir/op_table.h"
 
 namespace memledger::exec::fast {
 namespace {
@@ -157,10 +160,10 @@ Activation activation_of(const Graph& g, const Node& n) {
 
 int silu_input(const Graph& g, const Node& mul);
 
-// The activation a Conv's output goes through, that can be its post-op: a Relu, Clip or
-// Sigmoid that alone reads the output (same shape, float, not a graph output), or a SiLU's
-// Mul whose Sigmoid and itself are the output's only readers. Null when there is none. (A
-// squeeze-and-excitation block's gate is a Conv on a 1×1 activation and its Sigmoid.)
+// The activation a Conv's output goes through, that can be its post-op: one the op table
+// marks conv_post_op (Relu, Clip, Sigmoid) that alone reads the output (same shape, float, not a graph output), or a
+// SiLU's Mul whose Sigmoid and itself are the output's only readers. Null when there is none. (A squeeze-and-excitation
+// block's gate is a Conv on a 1×1 activation and its Sigmoid.)
 struct PostOp {
   const Node* node = nullptr;  // the Relu, Clip or Mul whose output the post-op computes
   Activation activation;
@@ -184,8 +187,9 @@ PostOp fusable_activation(const Graph& g, const Node& conv) {
   }
   if (readers.size() != 1) return {};
   const Node& act = g.node(readers[0]);
-  if ((act.op != "Relu" && act.op != "Clip" && act.op != "Sigmoid") || !act.domain.empty() || act.inputs.empty() ||
-      act.inputs[0] != c || act.outputs.size() != 1 || !act.outputs[0].valid())
+  const OpRecord* record = find_op(act, g.opset);
+  if (!record || !record->conv_post_op || act.inputs.empty() || act.inputs[0] != c || act.outputs.size() != 1 ||
+      !act.outputs[0].valid())
     return {};
   const Value& yv = g.value(act.outputs[0]);
   if (yv.dtype != DType::kFloat32 || yv.shape != g.value(c).shape) return {};
@@ -212,17 +216,25 @@ const Node* fused_conv_of(const Graph& g, const Node& node) {
   return x < 0 ? nullptr : &g.node(g.value(node.inputs[static_cast<size_t>(x)]).producer);
 }
 
-// A Conv's attributes: user scratchpad, and its activation as a post-op where it fuses.
-dnnl::primitive_attr conv_attr(const Graph& g, const Node& conv, const PrepareOptions& options, bool& fused) {
+// A Conv's attributes: user scratchpad, and its activation as a post-op where it fuses. A
+// SiLU is not oneDNN's post-op where the fast set's own loop runs (fast/silu.h: faster than
+// oneDNN's swish, even as a second pass over the output): `silu_after` says the node applies
+// it over its output after the Conv.
+dnnl::primitive_attr conv_attr(const Graph& g, const Node& conv, const PrepareOptions& options, bool& fused,
+                               bool& silu_after) {
   dnnl::primitive_attr attr = user_scratchpad_attr();
-  fused = false;
+  fused = silu_after = false;
   if (!options.fuse) return attr;
   if (const PostOp post = fusable_activation(g, conv); post.node) {
     const Activation& a = post.activation;
+    fused = true;
+    if (a.alg == algorithm::eltwise_swish && silu_available()) {
+      silu_after = true;
+      return attr;
+    }
     dnnl::post_ops ops;
     ops.append_eltwise(1.0f, a.alg, a.alpha, a.beta);
     attr.set_post_ops(ops);
-    fused = true;
   }
   return attr;
 }
@@ -294,8 +306,12 @@ void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOp
                          std::all_of(w.pad_l.begin(), w.pad_l.end(), [](int64_t v) { return v == 0; }) &&
                          std::all_of(w.pad_r.begin(), w.pad_r.end(), [](int64_t v) { return v == 0; });
   const bool src_cl = channels_last(options, n.inputs[0]), dst_cl = channels_last(options, n.outputs[0]);
-  bool fused = false;
-  const dnnl::primitive_attr attr = conv_attr(g, n, options, fused);
+  bool fused = false, silu_after = false;
+  const dnnl::primitive_attr attr = conv_attr(g, n, options, fused, silu_after);
+  auto finish = [&](DnnlNode& trial) {
+    if (fused) trial.set_fused();
+    if (silu_after) trial.set_silu(-1, element_count(yv.shape, yv.name));
+  };
   // A 1×1 activation (a squeeze-and-excitation block's) is the same bytes in either order:
   // rows of channels, as channels-last ones are.
   const bool one_position = x.size() == 4 && x[2] == 1 && x[3] == 1;
@@ -304,7 +320,7 @@ void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOp
     try {
       if (src_cl || one_position) {
         prepare_pointwise_channels_last(trial, g, n, options, attr);
-        if (fused) trial.set_fused();
+        finish(trial);
         node = std::move(trial);
         return;
       }
@@ -374,7 +390,7 @@ void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOp
           pd.scratchpad_desc().get_size() + pd.src_desc().get_size() + pd.dst_desc().get_size() > (size_t{16} << 20))
         not_fast("Winograd's workspace over 16 MiB");
       run_through_workspace<dnnl::convolution_forward>(trial, pd, src, weights, wv, bias, dst, "conv", options);
-      if (fused) trial.set_fused();
+      finish(trial);
       node = std::move(trial);
       return;
     } catch (const NotFast&) {
@@ -636,9 +652,17 @@ class SkippedNode : public PreparedNode {
   bool relies_on_fusion() const override { return true; }
 };
 
-// y = x·sigmoid(x) as oneDNN's swish over the flat buffer of x.
+// y = x·sigmoid(x) over the flat buffer of x: the fast set's own loop (fast/silu.h), else
+// oneDNN's swish.
 void prepare_silu(DnnlNode& node, const Graph& g, const Node& mul, int x) {
   const Value& xv = in_value(g, mul, static_cast<size_t>(x));
+  require_f32(xv);
+  if (silu_available()) {
+    node.set_silu(x, element_count(xv.shape, xv.name));
+    node.set_keeps_in_place_promise();
+    node.set_fused();
+    return;
+  }
   const memory::dims flat{std::max<int64_t>(element_count(xv.shape, xv.name), 1)};
   const memory src = node.input(x, plain_desc(flat, dt::f32));
   const memory dst = node.output(0, plain_desc(flat, dt::f32));

@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "memledger/ir/op_table.h"
+
 namespace memledger::exec::fast {
 namespace {
 
@@ -127,13 +129,14 @@ PreparedGraph prepare_graph(const Graph& graph, PrepareOptions options,
       dirty[i] = 1;
       again = true;
     }
-    // A Conv that computes a SiLU or a Sigmoid whose node does not forward it computes the
-    // plain Conv.
+    // A Conv whose post-op is not idempotent (a SiLU, a Sigmoid: the op table says) and whose
+    // node does not forward it computes the plain Conv.
     for (size_t i = 0; i < order.size(); ++i) {
       const Node& node = graph.node(order[i]);
       if (!out.nodes[i] || !out.nodes[i]->fused() || node.op != "Conv") continue;
       const Node* post = post_op_node(graph, node);
-      if (!post || (post->op != "Mul" && post->op != "Sigmoid")) continue;  // Relu and Clip are idempotent
+      if (!post) continue;
+      if (const OpRecord* record = find_op(*post, graph.opset); record && record->idempotent) continue;
       const size_t j = position_of(post);
       if (j < order.size() && out.nodes[j] && out.nodes[j]->forwarded_input() >= 0) continue;
       no_fusion[i] = 1;

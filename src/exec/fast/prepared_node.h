@@ -61,10 +61,11 @@ struct PrepareOptions {
   // - SiLU as exported, s = Sigmoid(x), y = Mul(x, s) with s read by that Mul only, runs as
   //   one oneDNN swish in the Mul (one pass over x instead of three); the Sigmoid's output
   //   stays in the plan but is never written nor read.
-  // - A Relu, Clip or Sigmoid that alone reads a Conv's output, or a SiLU whose x is a Conv's output
+  // - An activation the op table marks conv_post_op (Relu, Clip, Sigmoid) that alone reads a Conv's output, or a SiLU
+  // whose x is a Conv's output
   //   read by nothing else, is a post-op of the Conv, which writes the activated values into
   //   its own output; that node then forwards them (forwarded_input()).
-  //   Relu and Clip are idempotent, so one that computes anyway gets the same numbers; a
+  //   Relu and Clip are idempotent (the op table's record says), so one that computes anyway gets the same numbers; a
   //   forwarding node whose Conv did not fuse is prepared again without fusion.
   bool fuse = true;
 };

@@ -1,0 +1,30 @@
+// memledger.SelfGated: y = x · gate(x), element by element — the activations exporters write
+// as two nodes, SiLU as Mul(x, Sigmoid(x)) and hard-swish as Mul(x, HardSigmoid(x)), whose
+// two full buffers are live at once at the gate. One node computes it in place over x (its
+// op record says so), bit-identical to the pair: the gate is the function its own operator's
+// reference kernel computes, times x, rounded once as Mul rounds (exec/activation_functions.h).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "memledger/ir/graph.h"
+
+namespace memledger {
+
+inline constexpr std::string_view kSelfGatedOp = "SelfGated";
+
+bool is_self_gated(const Node& node);
+
+// Whether `gate` (a node reading x) is one SelfGated computes: a Sigmoid or a HardSigmoid.
+bool is_self_gate(const Node& gate);
+
+// The node y = SelfGated(x) for the pair Mul(x, gate(x)): attribute `gate` names the
+// gate's operator, its own attributes (HardSigmoid's alpha and beta) come along.
+Node self_gated_node(ValueId x, const Node& gate, ValueId y, const std::string& name);
+
+// The kernel's check: a float32 input, an output of its type, a gate it knows. Returns why
+// the node breaks it, or empty.
+std::string check_self_gated(const Graph& graph, const Node& node);
+
+}  // namespace memledger

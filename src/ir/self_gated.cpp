@@ -1,0 +1,44 @@
+#include "memledger/ir/self_gated.h"
+
+#include <fmt/format.h>
+
+#include "memledger/ir/affine.h"
+
+namespace memledger {
+namespace {
+
+bool default_domain(const Node& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
+
+bool known_gate(std::string_view op) { return op == "Sigmoid" || op == "HardSigmoid"; }
+
+}  // namespace
+
+bool is_self_gated(const Node& node) { return node.domain == kMemledgerDomain && node.op == kSelfGatedOp; }
+
+bool is_self_gate(const Node& gate) { return default_domain(gate) && known_gate(gate.op); }
+
+Node self_gated_node(ValueId x, const Node& gate, ValueId y, const std::string& name) {
+  Node node{.name = name,
+            .op = std::string(kSelfGatedOp),
+            .domain = std::string(kMemledgerDomain),
+            .inputs = {x},
+            .outputs = {y},
+            .attributes = gate.attributes};
+  node.attributes["gate"] = gate.op;
+  return node;
+}
+
+std::string check_self_gated(const Graph& g, const Node& node) {
+  if (node.inputs.size() != 1 || node.outputs.size() != 1 || !node.inputs[0].valid())
+    return "expects one input and one output";
+  const std::string gate = node.string_attr("gate", "");
+  if (!known_gate(gate)) return fmt::format("attribute 'gate' is '{}', not Sigmoid or HardSigmoid", gate);
+  const Value& x = g.value(node.inputs[0]);
+  const Value& y = g.value(node.outputs[0]);
+  if (x.dtype != DType::kFloat32 || y.dtype != x.dtype || y.shape != x.shape)
+    return fmt::format("input {} {} and output {} {} are not one float32 type", dtype_name(x.dtype),
+                       shape_to_string(x.shape), dtype_name(y.dtype), shape_to_string(y.shape));
+  return {};
+}
+
+}  // namespace memledger
