@@ -436,7 +436,7 @@ class WellSearch {
 bool decision_search_is_complete(const Problem& problem) { return build_shape(problem).complete; }
 
 DecisionResult decide_placement(const Problem& problem, int64_t capacity, Clock::time_point deadline,
-                                const std::function<void(int64_t nodes)>& on_tick) {
+                                const std::function<void(int64_t nodes)>& on_tick, int64_t max_nodes) {
   DecisionResult result;
   if (has_fixed_offsets(problem) || capacity < 0) return result;
   const Shape shape = build_shape(problem);
@@ -447,10 +447,12 @@ DecisionResult decide_placement(const Problem& problem, int64_t capacity, Clock:
     result.offsets.assign(problem.buffers.size(), 0);
     return result;
   }
-  const skyline::Restarts run =
-      skyline::run_restarts(forward, deadline, [&](const Sections& s, const skyline::Round& r, int64_t before) {
+  const skyline::Restarts run = skyline::run_restarts(
+      forward, deadline,
+      [&](const Sections& s, const skyline::Round& r, int64_t before) {
         return WellSearch(s, units, r.branching, r.seed, deadline, on_tick, before);
-      });
+      },
+      max_nodes);
   result.nodes = run.nodes;
   result.restarts = run.restarts;
   if (run.outcome == Outcome::kFound) {

@@ -233,14 +233,16 @@ bool is_tight(const Problem& problem, int64_t capacity) {
 }
 
 PerfectPackingResult find_perfect_packing(const Problem& problem, int64_t capacity, Clock::time_point deadline,
-                                          const std::function<void(int64_t nodes)>& on_tick) {
+                                          const std::function<void(int64_t nodes)>& on_tick, int64_t max_nodes) {
   PerfectPackingResult result;
   Sections forward;
   if (!build_tight(problem, capacity, forward) || forward.index.size() > kPerfectPackingMaxBuffers) return result;
-  const skyline::Restarts run =
-      skyline::run_restarts(forward, deadline, [&](const Sections& t, const skyline::Round& r, int64_t before) {
+  const skyline::Restarts run = skyline::run_restarts(
+      forward, deadline,
+      [&](const Sections& t, const skyline::Round& r, int64_t before) {
         return Skyline(t, capacity, r.branching, r.seed, deadline, on_tick, before);
-      });
+      },
+      max_nodes);
   result.nodes = run.nodes;
   result.restarts = run.restarts;
   switch (run.outcome) {

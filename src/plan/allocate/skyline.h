@@ -6,9 +6,11 @@
 // restarts, and the restart schedule (Luby limits over four variants).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "memledger/plan/allocate/problem.h"
@@ -70,15 +72,17 @@ struct Restarts {
 
 // Runs the schedule: `make(sections, round, nodes so far)` builds one search (forward or
 // mirrored sections, as the round says) with run(node_limit) -> Outcome, nodes() and
-// offsets(); rounds follow each other until one decides or the deadline has passed.
+// offsets(); rounds follow each other until one decides, the deadline has passed or
+// `max_nodes` nodes were searched in all (then kTimeout).
 template <class MakeSearch>
-Restarts run_restarts(const Sections& forward, std::chrono::steady_clock::time_point deadline, MakeSearch make) {
+Restarts run_restarts(const Sections& forward, std::chrono::steady_clock::time_point deadline, MakeSearch make,
+                      int64_t max_nodes = std::numeric_limits<int64_t>::max()) {
   const Sections backward = mirrored_in_time(forward);
   Restarts result;
   for (uint64_t round = 0;; ++round) {
     const Round r = restart_round(round, forward.index.size());
     auto search = make(r.backward ? backward : forward, r, result.nodes);
-    const Outcome outcome = search.run(r.node_limit);
+    const Outcome outcome = search.run(std::min(r.node_limit, max_nodes - result.nodes));
     result.nodes += search.nodes();
     if (outcome != Outcome::kNodeLimit) {
       result.outcome = outcome;
@@ -86,7 +90,7 @@ Restarts run_restarts(const Sections& forward, std::chrono::steady_clock::time_p
       return result;
     }
     ++result.restarts;
-    if (std::chrono::steady_clock::now() > deadline) return result;
+    if (std::chrono::steady_clock::now() > deadline || result.nodes >= max_nodes) return result;
   }
 }
 

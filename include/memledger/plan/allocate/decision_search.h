@@ -39,6 +39,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "memledger/plan/allocate/problem.h"
@@ -57,8 +58,10 @@ struct DecisionResult {
 bool decision_search_is_complete(const Problem& problem);
 
 // `on_tick`, when set, is called about every thousand nodes with the nodes searched so far.
+// The search also stops (kUnknown) after `max_nodes`.
 DecisionResult decide_placement(const Problem& problem, int64_t capacity,
                                 std::chrono::steady_clock::time_point deadline,
-                                const std::function<void(int64_t nodes)>& on_tick = {});
+                                const std::function<void(int64_t nodes)>& on_tick = {},
+                                int64_t max_nodes = std::numeric_limits<int64_t>::max());
 
 }  // namespace memledger::allocate

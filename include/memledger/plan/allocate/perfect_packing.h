@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "memledger/plan/allocate/problem.h"
@@ -49,9 +50,10 @@ struct PerfectPackingResult {
 bool is_tight(const Problem& problem, int64_t capacity);
 
 // `on_tick`, when set, is called now and then (about every thousand nodes) with the nodes
-// searched so far; it must be cheap.
+// searched so far; it must be cheap. The search also stops (kTimeout) after `max_nodes`.
 PerfectPackingResult find_perfect_packing(const Problem& problem, int64_t capacity,
                                           std::chrono::steady_clock::time_point deadline,
-                                          const std::function<void(int64_t nodes)>& on_tick = {});
+                                          const std::function<void(int64_t nodes)>& on_tick = {},
+                                          int64_t max_nodes = std::numeric_limits<int64_t>::max());
 
 }  // namespace memledger::allocate
