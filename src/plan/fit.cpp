@@ -351,7 +351,8 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
       bool finer = false;
       for (const auto& [rows, cols] : options.grids) {
         if (finer) {
-          const PatchCandidate c{.spec = {.split = split, .rows = rows, .cols = cols}};
+          const PatchCandidate c{
+              .spec = {.split = split, .rows = rows, .cols = cols, .pool_rows = kept.spec.pool_rows > 0 ? rows : 0}};
           try {
             PatchedGraph p = apply_candidate(base, c);
             FitPatches patches = fit_patches_of(base, c, p);

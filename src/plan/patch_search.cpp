@@ -57,20 +57,30 @@ void screen_grids(const Graph& base, const DeviceProfile& profile, const FitOpti
     if (result.evaluated >= budget) return;
     spec.rows = rows;
     spec.cols = cols;
-    std::optional<PatchedGraph> patched;
-    try {
-      patched = apply_patches(base, spec);
-    } catch (const Error&) {
-      return;
+    spec.pool_rows = 0;
+    bool reached = false;
+    // A stage through pools: their passes in rows × cols strips (about a patch's elements
+    // each) and, when the grid has columns, in `rows` taller strips (less halo recomputed
+    // per strip, more bytes live); both are screened, the fewest MACs wins among the reaching.
+    for (int variant = 0; variant < 2; ++variant) {
+      std::optional<PatchedGraph> patched;
+      try {
+        patched = apply_patches(base, spec);
+      } catch (const Error&) {
+        return;
+      }
+      ++result.evaluated;
+      const PatchCandidate c{
+          .spec = spec, .peak_live_bytes = peak_live(patched->graph, profile), .extra_macs = patched->extra_macs()};
+      if (!lowest || c.peak_live_bytes < lowest->peak_live_bytes) lowest = c;
+      if (c.peak_live_bytes <= profile.capacity_bytes) {
+        reaching.push_back(c);
+        reached = true;
+      }
+      if (patched->pool_names.empty() || cols == 1 || result.evaluated >= budget) break;
+      spec.pool_rows = rows;
     }
-    ++result.evaluated;
-    const PatchCandidate c{
-        .spec = spec, .peak_live_bytes = peak_live(patched->graph, profile), .extra_macs = patched->extra_macs()};
-    if (!lowest || c.peak_live_bytes < lowest->peak_live_bytes) lowest = c;
-    if (c.peak_live_bytes <= profile.capacity_bytes) {
-      reaching.push_back(c);
-      return;
-    }
+    if (reached) return;
   }
 }
 
@@ -85,6 +95,7 @@ std::string candidate_text(const PatchCandidate& candidate, const Graph& base) {
   std::string text = fmt::format("{}x{} patches up to '{}'", candidate.spec.rows, candidate.spec.cols,
                                  base.value(candidate.spec.split).name);
   if (candidate.spec.after.valid()) text += fmt::format(" from '{}'", base.value(candidate.spec.after).name);
+  if (candidate.spec.pool_rows > 0) text += fmt::format(", pools in {} row strips", candidate.spec.pool_rows);
   if (candidate.inner)
     text += fmt::format(", in each {}x{} patches up to '{}'", candidate.inner->rows, candidate.inner->cols,
                         base.value(candidate.inner->split).name);
