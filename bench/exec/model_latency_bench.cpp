@@ -67,25 +67,41 @@ void stretch(MemoryPlan& plan) {
   plan.arena_bytes = plan.arena_bytes * 17 / 16 + 4096;
 }
 
+// One configuration's executor and where its buffers live: the heap, or the planned arena
+// ("arena", "arena-stretched") with its plan.
+struct Configured {
+  Configured(const Graph& graph, const std::string& mode, const ExecOptions& exec)
+      : executor(graph, exec), outputs(executor.make_outputs()) {
+    if (mode == "arena" || mode == "arena-stretched") {
+      plan = std::make_unique<MemoryPlan>(plan_for_kernels(graph, builtin_profile("host"), exec));
+      if (mode == "arena-stretched") stretch(*plan);
+      arena = std::make_unique<PlannedArena>(graph, *plan);
+    }
+  }
+  BufferProvider& provider() { return arena ? static_cast<BufferProvider&>(*arena) : heap; }
+
+  Executor executor;
+  std::vector<Tensor> outputs;
+  HeapBufferProvider heap;
+  std::unique_ptr<MemoryPlan> plan;
+  std::unique_ptr<PlannedArena> arena;
+};
+
 // The child: one configuration of memledger (fast, fast-no-prepack, reference, arena), N
 // timed runs after a warm-up.
 int child(const std::string& model, const std::string& input, const std::string& mode, int runs) {
   const Graph graph = import_onnx_file(model);
   const std::vector<Tensor> inputs{read_tensor_file(input).tensor};
-  const ExecOptions exec{.kernels = mode == "reference" ? KernelSet::kReference : KernelSet::kFast,
-                         .threads = 1,
-                         .prepack_weights = mode != "fast-no-prepack"};
-  Executor executor(graph, exec);
-  std::vector<Tensor> outputs = executor.make_outputs();
-  HeapBufferProvider heap;
-  std::unique_ptr<MemoryPlan> plan;
-  std::unique_ptr<PlannedArena> arena;
-  if (mode == "arena" || mode == "arena-stretched") {
-    plan = std::make_unique<MemoryPlan>(plan_for_kernels(graph, builtin_profile("host"), exec));
-    if (mode == "arena-stretched") stretch(*plan);
-    arena = std::make_unique<PlannedArena>(graph, *plan);
-  }
-  BufferProvider& provider = arena ? static_cast<BufferProvider&>(*arena) : heap;
+  Configured c(graph, mode,
+               {.kernels = mode == "reference" ? KernelSet::kReference : KernelSet::kFast,
+                .threads = 1,
+                .prepack_weights = mode != "fast-no-prepack"});
+  Executor& executor = c.executor;
+  std::vector<Tensor>& outputs = c.outputs;
+  BufferProvider& provider = c.provider();
+  const std::unique_ptr<PlannedArena>& arena = c.arena;
+  const std::unique_ptr<MemoryPlan>& plan = c.plan;
+  HeapBufferProvider& heap = c.heap;
   executor.run_into(inputs, outputs, provider);  // warm-up
   std::vector<double> wall, cpu;
   for (int i = 0; i < runs; ++i) {
@@ -119,18 +135,11 @@ double thread_cpu_us() {
 int profile(const std::string& model, const std::string& input, const std::string& mode, int runs, int top) {
   const Graph graph = import_onnx_file(model);
   const std::vector<Tensor> inputs{read_tensor_file(input).tensor};
-  const ExecOptions exec{.kernels = mode == "reference" ? KernelSet::kReference : KernelSet::kFast, .threads = 1};
-  Executor executor(graph, exec);
-  std::vector<Tensor> outputs = executor.make_outputs();
-  HeapBufferProvider heap;
-  std::unique_ptr<MemoryPlan> plan;
-  std::unique_ptr<PlannedArena> arena;
-  if (mode == "arena" || mode == "arena-stretched") {
-    plan = std::make_unique<MemoryPlan>(plan_for_kernels(graph, builtin_profile("host"), exec));
-    if (mode == "arena-stretched") stretch(*plan);
-    arena = std::make_unique<PlannedArena>(graph, *plan);
-  }
-  BufferProvider& provider = arena ? static_cast<BufferProvider&>(*arena) : heap;
+  Configured c(graph, mode, {.kernels = mode == "reference" ? KernelSet::kReference : KernelSet::kFast, .threads = 1});
+  Executor& executor = c.executor;
+  std::vector<Tensor>& outputs = c.outputs;
+  BufferProvider& provider = c.provider();
+  const std::unique_ptr<MemoryPlan>& plan = c.plan;
   std::map<int32_t, std::vector<double>> per_node;
   std::vector<double> totals;
   double last = 0;
