@@ -95,6 +95,16 @@ TEST(FuseGates, SelfGatedActivationsRunInPlaceWithTheSameBits) {
   EXPECT_TRUE(r.clean()) << r.failure;
 }
 
+TEST(FuseGates, SelfGatedChecksItsGate) {
+  const Graph g = gated_graph();
+  const FusedGates fused = fuse_self_gated(g);
+  Node node = fused.graph.node(fused.graph.order()[1]);
+  ASSERT_TRUE(is_self_gated(node));
+  EXPECT_EQ(check_self_gated(fused.graph, node), "");
+  node.attributes["gate"] = std::string("Tanh");
+  EXPECT_NE(check_self_gated(fused.graph, node).find("attribute 'gate' is 'Tanh'"), std::string::npos);
+}
+
 TEST(FuseGates, LeavesOtherProductsAlone) {
   Graph g;
   const ValueId x = g.add_input({.name = "x", .shape = {1, 2, 4, 4}, .roles = kNCHW});

@@ -424,6 +424,40 @@ TEST(Patch, APoolOfTheStageInputPoolsCropsOfIt) {
   expect_same_numbers(g, p, random_inputs(g, 43));
 }
 
+TEST(Patch, ALaterStageWhosePoolReadsAValueBeforeItIsRefused) {
+  // x → Conv → a → Conv → b; the stage from b pools a (computed before it) for its gate.
+  Graph g;
+  const ValueId x = g.add_input({.name = "x", .shape = {1, 2, 6, 6}, .roles = kNCHW});
+  const ValueId a = add_act(g, "a", {1, 2, 6, 6}), b = add_act(g, "b", {1, 2, 6, 6}),
+                pooled = add_act(g, "pooled", {1, 2, 1, 1}), gate = add_act(g, "gate", {1, 2, 1, 1}),
+                y = add_act(g, "y", {1, 2, 6, 6});
+  auto conv = [&](const std::string& name, ValueId in, ValueId out, int seed) {
+    g.add_node(
+        {.name = name,
+         .op = "Conv",
+         .inputs = {in, g.add_constant(name + ".w", pattern(DType::kFloat32, {2, 2, 3, 3}, seed))},
+         .outputs = {out},
+         .attributes = {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}});
+  };
+  conv("c1", x, a, 1);
+  conv("c2", a, b, 2);
+  g.add_node({.name = "gap", .op = "GlobalAveragePool", .inputs = {a}, .outputs = {pooled}});
+  g.add_node({.name = "gate", .op = "Sigmoid", .inputs = {pooled}, .outputs = {gate}});
+  g.add_node({.name = "scale", .op = "Mul", .inputs = {b, gate}, .outputs = {y}});
+  g.mark_output(y);
+  try {
+    apply_patches(g, {.split = y, .rows = 2, .cols = 2, .after = b});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("GlobalAveragePool 'gap' in its stage pools 'a', which the stage does not compute"),
+        std::string::npos)
+        << e.what();
+  }
+  // From the graph input the stage computes a: the same split patches, bit-identically.
+  expect_same_numbers(g, apply_patches(g, {.split = y, .rows = 2, .cols = 2}), random_inputs(g, 47));
+}
+
 TEST(Patch, AccumulatePoolChecksItsTypes) {
   const SqueezeExcitation se = squeeze_excitation_graph();
   const PatchedGraph p = apply_patches(se.graph, {.split = se.y, .rows = 2, .cols = 2});
