@@ -268,6 +268,10 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
     FitPatches patches;
   };
   std::optional<StagePlan> first_found;
+  // When a single-stage search reached nothing: the candidate whose own stage stays within
+  // the capacity with the lowest peak (PatchSearchResult::opener), which step 6 tries as a
+  // first stage too.
+  std::optional<StagePlan> opener_found;
   auto patch_step = [&](FitStepKind kind, const PatchCandidate& candidate, std::string detail, Clock::time_point start,
                         bool forced) {
     PatchedGraph patched = apply_candidate(base, candidate);
@@ -288,6 +292,11 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
   };
   auto searched_step = [&](FitStepKind kind, const PatchSearchResult& search, Clock::time_point start,
                            std::string_view what) {
+    if (search.opener && !search.opener->inner) {
+      PatchedGraph patched = apply_candidate(base, *search.opener);
+      FitPatches patches = fit_patches_of(base, *search.opener, patched);
+      opener_found = StagePlan{std::move(patched.graph), std::move(patches)};
+    }
     if (!search.chosen) {
       result.steps.push_back(
           {.kind = kind,
@@ -363,6 +372,12 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
         }
         finer = finer || (rows == kept.spec.rows && cols == kept.spec.cols);
       }
+    }
+    if (opener_found) {
+      const PatchSpec& o = opener_found->patches.spec;
+      if (o.split.index != kept.spec.split.index || o.rows != kept.spec.rows || o.cols != kept.spec.cols ||
+          o.pool_rows != kept.spec.pool_rows)
+        firsts.push_back(*opener_found);
     }
     std::optional<std::pair<FitStep, MemoryPlan>> best;
     Graph best_graph;

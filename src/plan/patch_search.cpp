@@ -36,6 +36,7 @@ void choose(PatchSearchResult& result, std::vector<PatchCandidate> reaching, std
   }
   if (!result.chosen && !reaching.empty()) result.chosen = reaching.front();
   if (!result.chosen) result.chosen = lowest;
+  if (result.reaches) result.opener.reset();
 }
 
 // Peak-live at the steps outside the patched stage: no inner grid can bring the plan below it.
@@ -45,6 +46,22 @@ int64_t rest_of_network_peak(const PatchedGraph& patched, const DeviceProfile& p
   for (size_t t = 0; t < ledger.timeline.size() && t < patched.patch_of_node.size(); ++t)
     if (!patched.in_stage(t)) rest = std::max(rest, ledger.timeline[t].live_bytes);
   return rest;
+}
+
+// Peak-live of the patched graph, overall and at the steps inside its stage.
+std::pair<int64_t, int64_t> peaks(const PatchedGraph& patched, const DeviceProfile& profile) {
+  const Ledger ledger = make_ledger(patched.graph, compute_liveness(patched.graph, profile, kInPlace));
+  int64_t stage = 0;
+  for (size_t t = 0; t < ledger.timeline.size() && t < patched.patch_of_node.size(); ++t)
+    if (patched.in_stage(t)) stage = std::max(stage, ledger.timeline[t].live_bytes);
+  return {ledger.peak_live_bytes, stage};
+}
+
+void consider_opener(std::optional<PatchCandidate>& opener, const PatchCandidate& c, const DeviceProfile& profile) {
+  if (c.stage_peak_bytes > profile.capacity_bytes) return;
+  if (!opener || c.peak_live_bytes < opener->peak_live_bytes ||
+      (c.peak_live_bytes == opener->peak_live_bytes && c.extra_macs < opener->extra_macs))
+    opener = c;
 }
 
 // One split (and stage start) under FitOptions::grids, coarsest first, until a grid reaches
@@ -70,9 +87,11 @@ void screen_grids(const Graph& base, const DeviceProfile& profile, const FitOpti
         return;
       }
       ++result.evaluated;
+      const auto [peak, stage_peak] = peaks(*patched, profile);
       const PatchCandidate c{
-          .spec = spec, .peak_live_bytes = peak_live(patched->graph, profile), .extra_macs = patched->extra_macs()};
+          .spec = spec, .peak_live_bytes = peak, .stage_peak_bytes = stage_peak, .extra_macs = patched->extra_macs()};
       if (!lowest || c.peak_live_bytes < lowest->peak_live_bytes) lowest = c;
+      consider_opener(result.opener, c, profile);
       if (c.peak_live_bytes <= profile.capacity_bytes) {
         reaching.push_back(c);
         reached = true;

@@ -19,11 +19,16 @@ struct PatchCandidate {
   PatchSpec spec;
   std::optional<PatchSpec> inner;  // patches of patches: the grid inside each of spec's patches
   int64_t peak_live_bytes = 0;
+  int64_t stage_peak_bytes = 0;  // the most live at a step inside the patched stage
   int64_t extra_macs = 0;
 };
 
 struct PatchSearchResult {
   std::optional<PatchCandidate> chosen;  // reaching the capacity when `reaches`, else the lowest peak
+  // When none reaches: of the candidates whose own stage stays within the capacity (the peak
+  // is after it, where a later stage can take it), the lowest peak — a better start for a
+  // second stage than `chosen` when `chosen`'s peak is inside its own stage.
+  std::optional<PatchCandidate> opener;
   bool reaches = false;
   int reaching = 0;   // candidates whose peak-live reaches the capacity
   int evaluated = 0;  // candidates whose peak-live was computed

@@ -282,14 +282,25 @@ TEST(FitSweep, ASecondPatchedStageMakesMobileNetV3SmallFit) {
   EXPECT_EQ(json["fit"]["patches"]["second"]["start"], fit.patches->second_start);
   EXPECT_NE(fit_verdict(fit, mcu).find("; then "), std::string::npos) << fit_verdict(fit, mcu);
 
+  // At 120 KiB: step 6 also starts after the single stage whose own steps stay within the
+  // capacity (PatchSearchResult::opener), not only after the one with the lowest peak, and
+  // fits without pool passes (the lowest-peak start alone left 221 KiB at 200 KiB).
+  DeviceProfile small = mcu;
+  small.capacity_bytes = 120 * 1024;
+  const FitResult tight = fit_model(graph, small);
+  EXPECT_TRUE(tight.fits) << fit_report_text(tight, small);
+  EXPECT_EQ(tight.steps.back().kind, FitStepKind::kSecondStage);
+  ASSERT_TRUE(tight.patches.has_value());
+  EXPECT_TRUE(tight.patches->pool_names.empty());
+
   const std::string header = expect_proven_and_emitted(graph, fit, mcu, 13, "mobilenet_v3_small_second_stage");
   EXPECT_NE(header.find(fmt::format("#define ML_SECOND_PATCH_ROWS {} ", fit.patches->second_spec->rows)),
             std::string::npos);
 }
 
-// Step 7 on mobilenet_v3_small at 200 KiB: without pool passes the best is 221 KiB (two
-// stages); a stage through its squeeze-and-excitation blocks, each pool computed by a pass
-// of row strips first, fits. The plan runs bit-identically in its arena and its header
+// Step 7 on mobilenet_v3_small at 70 KiB: without pool passes two stages do not get there;
+// stages through its squeeze-and-excitation blocks, each pool computed by a pass of row
+// strips first, fit. The plan runs bit-identically in its arena and its header
 // names the passes.
 TEST(FitSweep, PoolPassesTakeAStageThroughSqueezeExcitationBlocks) {
   const char* env = std::getenv("MEMLEDGER_SWEEP_DIR");
@@ -298,17 +309,14 @@ TEST(FitSweep, PoolPassesTakeAStageThroughSqueezeExcitationBlocks) {
   if (!std::filesystem::exists(model)) ML_SKIP_OR_FAIL("no mobilenet_v3_small.onnx in " + std::string(env));
   const Graph graph = import_onnx_file(model.string());
   DeviceProfile mcu = builtin_profile("mcu");
-  mcu.capacity_bytes = 200 * 1024;
+  mcu.capacity_bytes = 70 * 1024;
   const FitResult fit = fit_model(graph, mcu);
   ASSERT_TRUE(fit.fits) << fit_report_text(fit, mcu);
   const FitStep& pooled = fit.steps.back();
-  EXPECT_EQ(pooled.kind, FitStepKind::kPooledPatches);
+  EXPECT_TRUE(pooled.kind == FitStepKind::kPooledPatches || pooled.kind == FitStepKind::kPooledSecondStage)
+      << to_string(pooled.kind);
   EXPECT_TRUE(pooled.kept);
-  for (const FitStep& step : fit.steps) {
-    if (step.kind != FitStepKind::kPooledPatches) {
-      EXPECT_GT(step.peak_live_bytes, mcu.capacity_bytes) << step.detail;
-    }
-  }
+  for (size_t i = 0; i + 1 < fit.steps.size(); ++i) EXPECT_FALSE(fit.steps[i].fits) << fit.steps[i].detail;
   ASSERT_TRUE(fit.patches.has_value());
   ASSERT_FALSE(fit.patches->pool_names.empty());
   const size_t steps = fit.plan.liveness.schedule.size();

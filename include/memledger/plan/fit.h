@@ -15,7 +15,9 @@
 //   6. when the plan still does not fit, a second patched stage around the peak step, after
 //      the first stage: it starts at a value computed in full (so a squeeze-and-excitation
 //      block, which needs its whole input and ends any stage, can lie between the two) and
-//      ends at a split after the peak; searched like step 4 over its start and split;
+//      ends at a split after the peak; searched like step 4 over its start and split, after
+//      the kept first stage and, when step 4 reached nothing, also after its opener (the
+//      lowest-peak stage whose own steps stay within the capacity);
 //   7. when it still does not fit, stages through squeeze-and-excitation blocks: steps 4
 //      and 6 again with stages that hold global pools, each computed by a pass of row
 //      strips before the stage's patches (plan/patch.h). The passes recompute the stage up
