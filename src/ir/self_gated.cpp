@@ -3,11 +3,10 @@
 #include <fmt/format.h>
 
 #include "memledger/ir/affine.h"
+#include "memledger/ir/op_table.h"
 
 namespace memledger {
 namespace {
-
-bool default_domain(const Node& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
 
 bool known_gate(std::string_view op) { return op == "Sigmoid" || op == "HardSigmoid"; }
 
@@ -15,7 +14,10 @@ bool known_gate(std::string_view op) { return op == "Sigmoid" || op == "HardSigm
 
 bool is_self_gated(const Node& node) { return node.domain == kMemledgerDomain && node.op == kSelfGatedOp; }
 
-bool is_self_gate(const Node& gate) { return default_domain(gate) && known_gate(gate.op); }
+bool is_self_gate(const Node& gate) {
+  const OpRecord* record = find_op(gate);
+  return record && record->domain.empty() && known_gate(record->name);
+}
 
 Node self_gated_node(ValueId x, const Node& gate, ValueId y, const std::string& name) {
   Node node{.name = name,

@@ -262,21 +262,24 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
   // not reach the capacity. A forced grid (with or without an inner one) is the plan.
   const Graph base = result.graph;
   // The last single stage a search chose, kept or not: a second stage (step 6) may start
-  // after it even where it alone leaves the peak where it was (after a pool).
+  // after it even where it alone leaves the peak where it was (after a pool). And when a
+  // single-stage search reached nothing, the candidate whose own stage stays within the
+  // capacity with the lowest peak (PatchSearchResult::opener): step 6 tries it too.
+  std::optional<PatchCandidate> first_found, opener_found;
   struct StagePlan {
     Graph graph;
     FitPatches patches;
   };
-  std::optional<StagePlan> first_found;
-  // When a single-stage search reached nothing: the candidate whose own stage stays within
-  // the capacity with the lowest peak (PatchSearchResult::opener), which step 6 tries as a
-  // first stage too.
-  std::optional<StagePlan> opener_found;
+  auto stage_plan = [&](const PatchCandidate& candidate) {
+    PatchedGraph patched = apply_candidate(base, candidate);
+    FitPatches patches = fit_patches_of(base, candidate, patched);
+    return StagePlan{std::move(patched.graph), std::move(patches)};
+  };
   auto patch_step = [&](FitStepKind kind, const PatchCandidate& candidate, std::string detail, Clock::time_point start,
                         bool forced) {
     PatchedGraph patched = apply_candidate(base, candidate);
     FitPatches patches = fit_patches_of(base, candidate, patched);
-    if (!candidate.inner) first_found = StagePlan{patched.graph, patches};
+    if (!candidate.inner) first_found = candidate;
     const PlanOptions in_place{.in_place = true};
     auto step = plan_step(kind, std::move(detail), patched.graph, in_place, patched.extra_macs(), start);
     if (forced) {  // what the user asked for: it is the plan, better or not
@@ -292,11 +295,7 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
   };
   auto searched_step = [&](FitStepKind kind, const PatchSearchResult& search, Clock::time_point start,
                            std::string_view what) {
-    if (search.opener && !search.opener->inner) {
-      PatchedGraph patched = apply_candidate(base, *search.opener);
-      FitPatches patches = fit_patches_of(base, *search.opener, patched);
-      opener_found = StagePlan{std::move(patched.graph), std::move(patches)};
-    }
+    if (search.opener && !search.opener->inner) opener_found = search.opener;
     if (!search.chosen) {
       result.steps.push_back(
           {.kind = kind,
@@ -353,7 +352,7 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
   auto later_stage = [&](FitStepKind kind, const FitOptions& opts) {
     const auto start = Clock::now();
     using First = StagePlan;
-    std::vector<First> firsts{result.patches ? First{result.graph, *result.patches} : *first_found};
+    std::vector<First> firsts{result.patches ? First{result.graph, *result.patches} : stage_plan(*first_found)};
     const FitPatches kept = firsts.front().patches;  // a copy: firsts grows below
     if (!kept.inner_spec) {
       const ValueId split = value_named(base, kept.split);
@@ -363,9 +362,7 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
           const PatchCandidate c{
               .spec = {.split = split, .rows = rows, .cols = cols, .pool_rows = kept.spec.pool_rows > 0 ? rows : 0}};
           try {
-            PatchedGraph p = apply_candidate(base, c);
-            FitPatches patches = fit_patches_of(base, c, p);
-            firsts.push_back({std::move(p.graph), std::move(patches)});
+            firsts.push_back(stage_plan(c));
           } catch (const Error&) {
             break;  // finer than the split's H×W
           }
@@ -374,10 +371,10 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
       }
     }
     if (opener_found) {
-      const PatchSpec& o = opener_found->patches.spec;
-      if (o.split.index != kept.spec.split.index || o.rows != kept.spec.rows || o.cols != kept.spec.cols ||
+      const PatchSpec& o = opener_found->spec;
+      if (o.split != kept.spec.split || o.rows != kept.spec.rows || o.cols != kept.spec.cols ||
           o.pool_rows != kept.spec.pool_rows)
-        firsts.push_back(*opener_found);
+        firsts.push_back(stage_plan(*opener_found));
     }
     std::optional<std::pair<FitStep, MemoryPlan>> best;
     Graph best_graph;

@@ -3,16 +3,16 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "memledger/ir/op_table.h"
 #include "memledger/ir/self_gated.h"
 
 namespace memledger {
 namespace {
 
-bool default_domain(const Node& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
-
 // The gate node of `mul` when it is x · G(x) as fuse_self_gated takes it, and x.
 std::pair<NodeId, ValueId> gate_of(const Graph& g, const Node& mul) {
-  if (!default_domain(mul) || mul.op != "Mul" || mul.inputs.size() != 2 || mul.outputs.size() != 1) return {};
+  const OpRecord* record = find_op(mul);
+  if (!record || !record->is("", "Mul") || mul.inputs.size() != 2 || mul.outputs.size() != 1) return {};
   for (size_t side = 0; side < 2; ++side) {
     const ValueId s = mul.inputs[side], x = mul.inputs[1 - side];
     if (!s.valid() || !x.valid() || s == x) continue;

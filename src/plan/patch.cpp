@@ -38,6 +38,14 @@ struct Stage {
   std::vector<NodeId> pools;  // global pools whose result its nodes read, in execution order (not members)
 };
 
+// The stage's pools that get a pass: those over a data value (a pool of constants is one).
+std::vector<NodeId> passes_of(const Graph& g, const Stage& stage, const std::vector<char>& data) {
+  std::vector<NodeId> result;
+  for (NodeId pool : stage.pools)
+    if (data[static_cast<size_t>(g.node(pool).inputs[0].index)]) result.push_back(pool);
+  return result;
+}
+
 // Per value: whether it is on the data path — it depends on a graph input other than
 // through a strip pool's result (plan/patch_rules.h: those are read whole, like constants).
 std::vector<char> data_path(const Graph& g) {
@@ -101,7 +109,7 @@ std::string stage_problem(const Graph& g, ValueId split, const Stage& stage, con
   const Value& v = g.value(split);
   if (!v.producer.valid()) return "it is a graph input or a constant, not a node's output";
   if (!data[static_cast<size_t>(split.index)])
-    return made_by_pool(g, split) || !g.value(split).producer.valid()
+    return made_by_pool(g, split)
                ? "it is a global pool's result, read whole by the patches after its pass (not an activation to patch)"
                : "it does not depend on a graph input";
   if (v.shape.size() != 4) return fmt::format("it is {}, not a 4-D NCHW activation", shape_to_string(v.shape));
@@ -113,9 +121,8 @@ std::string stage_problem(const Graph& g, ValueId split, const Stage& stage, con
       for (ValueId in : g.node(n).inputs) reads_after = reads_after || in == after;
     if (!reads_after) return fmt::format("its stage does not start at '{}'", g.value(after).name);
   }
-  for (NodeId n : stage.pools) {
+  for (NodeId n : passes_of(g, stage, data)) {
     const ValueId x = g.node(n).inputs[0];
-    if (!data[static_cast<size_t>(x.index)]) continue;  // a pool of constants: the gate is a constant
     if (x != after && !g.is_graph_input(x) && !stage.members.count(g.value(x).producer))
       return fmt::format("node {} in its stage pools '{}', which the stage does not compute", g.node(n).label(),
                          g.value(x).name);
@@ -176,8 +183,7 @@ class Rewriter {
   void patch(const PatchSpec& spec, const Stage& stage) {
     spec_ = spec;
     ++stage_index_;
-    for (NodeId pool : stage.pools)
-      if (is_data(in_.node(pool).inputs[0])) emit_pool_pass(pool);
+    for (NodeId pool : passes_of(in_, stage, data_)) emit_pool_pass(pool);
     pass_ = -1;
     next_ = node_after(in_.value(spec.split).producer);
     std::vector<NodeId> nodes;
@@ -443,8 +449,7 @@ void check_spec(const Graph& g, const PatchSpec& spec, const Stage& stage, const
 // The names of the values the stage's pool passes compute, in order.
 std::vector<std::string> pool_names(const Graph& g, const Stage& stage, const std::vector<char>& data) {
   std::vector<std::string> names;
-  for (NodeId pool : stage.pools)
-    if (data[static_cast<size_t>(g.node(pool).inputs[0].index)]) names.push_back(g.value(g.node(pool).outputs[0]).name);
+  for (NodeId pool : passes_of(g, stage, data)) names.push_back(g.value(g.node(pool).outputs[0]).name);
   return names;
 }
 
@@ -465,10 +470,7 @@ std::vector<ValueId> patch_split_candidates(const Graph& g, ValueId after, bool 
     const ValueId v = node.outputs[0];
     if (!data[static_cast<size_t>(v.index)] || g.value(v).shape.size() != 4) continue;
     const Stage stage = stage_of(g, v, after);
-    if (!through_pools && std::any_of(stage.pools.begin(), stage.pools.end(), [&](NodeId pool) {
-          return data[static_cast<size_t>(g.node(pool).inputs[0].index)] != 0;
-        }))
-      continue;
+    if (!through_pools && !passes_of(g, stage, data).empty()) continue;
     if (stage_problem(g, v, stage, data, read_by, after).empty()) result.push_back(v);
   }
   return result;

@@ -55,6 +55,21 @@ inline ValueId add_act(Graph& g, const std::string& name, const Shape& shape, DT
   return g.add_value({.name = name, .dtype = dtype, .shape = shape, .roles = shape.size() == 4 ? kNCHW : AxisRoles{}});
 }
 
+// A k×k Conv (k odd) padded to keep H and W, from `in` to `out` (their channel counts give the
+// weights' shape), weights pattern(seed) and, with `bias`, a bias pattern(seed + 4).
+inline void add_same_conv(Graph& g, const std::string& name, ValueId in, ValueId out, int64_t k, int seed,
+                          bool bias = false) {
+  const int64_t maps = g.value(out).shape.at(1), channels = g.value(in).shape.at(1), pad = k / 2;
+  Node node{
+      .name = name,
+      .op = "Conv",
+      .inputs = {in, g.add_constant(name + ".w", pattern(DType::kFloat32, {maps, channels, k, k}, seed))},
+      .outputs = {out},
+      .attributes = {{"kernel_shape", std::vector<int64_t>{k, k}}, {"pads", std::vector<int64_t>{pad, pad, pad, pad}}}};
+  if (bias) node.inputs.push_back(g.add_constant(name + ".b", pattern(DType::kFloat32, {maps}, seed + 4)));
+  g.add_node(std::move(node));
+}
+
 inline ValueId add_int64(Graph& g, const std::string& name, const std::vector<int64_t>& values) {
   Tensor t(DType::kInt64, {static_cast<int64_t>(values.size())});
   for (size_t i = 0; i < values.size(); ++i) t.data<int64_t>()[i] = values[i];

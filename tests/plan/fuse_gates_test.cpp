@@ -17,8 +17,8 @@ namespace memledger {
 namespace {
 
 using testing::add_act;
+using testing::add_same_conv;
 using testing::kNCHW;
-using testing::pattern;
 
 // x → Conv → c; SiLU as torch exports it: Mul(c, Sigmoid(c)) → s; hard-swish with the gate
 // first: Mul(HardSigmoid(s), s) → h; a Sigmoid read twice (by a Mul and the output) stays.
@@ -26,12 +26,7 @@ Graph gated_graph() {
   Graph g;
   const ValueId x = g.add_input({.name = "x", .shape = {1, 3, 6, 6}, .roles = kNCHW});
   const ValueId c = add_act(g, "c", {1, 4, 6, 6});
-  g.add_node(
-      {.name = "conv",
-       .op = "Conv",
-       .inputs = {x, g.add_constant("w", pattern(DType::kFloat32, {4, 3, 3, 3}, 5))},
-       .outputs = {c},
-       .attributes = {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}});
+  add_same_conv(g, "conv", x, c, 3, 5);
   const ValueId sig = add_act(g, "sig", {1, 4, 6, 6}), s = add_act(g, "s", {1, 4, 6, 6});
   g.add_node({.name = "sigmoid", .op = "Sigmoid", .inputs = {c}, .outputs = {sig}});
   g.add_node({.name = "silu", .op = "Mul", .inputs = {c, sig}, .outputs = {s}});

@@ -29,6 +29,7 @@ namespace memledger {
 namespace {
 
 using testing::add_act;
+using testing::add_same_conv;
 using testing::kNCHW;
 using testing::pattern;
 
@@ -298,17 +299,9 @@ SqueezeExcitation squeeze_excitation_graph(int64_t h = 8, int64_t w = 8) {
   SqueezeExcitation se;
   Graph& g = se.graph;
   const ValueId x = g.add_input({.name = "x", .shape = {1, 3, h, w}, .roles = kNCHW});
-  auto conv = [&](const std::string& name, ValueId in, int64_t maps, int64_t k, const Shape& out_shape) {
-    const int64_t channels = g.value(in).shape[1];
+  auto conv = [&](const std::string& name, ValueId in, int64_t k, const Shape& out_shape) {
     const ValueId y = add_act(g, name, out_shape);
-    const int64_t pad = k / 2;
-    g.add_node({.name = name,
-                .op = "Conv",
-                .inputs = {in, g.add_constant(name + ".w", pattern(DType::kFloat32, {maps, channels, k, k}, 3)),
-                           g.add_constant(name + ".b", pattern(DType::kFloat32, {maps}, 7))},
-                .outputs = {y},
-                .attributes = {{"kernel_shape", std::vector<int64_t>{k, k}},
-                               {"pads", std::vector<int64_t>{pad, pad, pad, pad}}}});
+    add_same_conv(g, name, in, y, k, 3, true);
     return y;
   };
   auto unary = [&](const std::string& op, const std::string& name, ValueId in) {
@@ -316,15 +309,15 @@ SqueezeExcitation squeeze_excitation_graph(int64_t h = 8, int64_t w = 8) {
     g.add_node({.name = name, .op = op, .inputs = {in}, .outputs = {y}});
     return y;
   };
-  se.a = unary("Relu", "a", conv("c1", x, 8, 3, {1, 8, h, w}));
+  se.a = unary("Relu", "a", conv("c1", x, 3, {1, 8, h, w}));
   const ValueId pooled = add_act(g, "pooled", {1, 8, 1, 1});
   g.add_node({.name = "gap", .op = "GlobalAveragePool", .inputs = {se.a}, .outputs = {pooled}});
-  const ValueId fc1 = unary("Relu", "fc1.relu", conv("fc1", pooled, 2, 1, {1, 2, 1, 1}));
-  const ValueId gate = unary("Sigmoid", "gate", conv("fc2", fc1, 8, 1, {1, 8, 1, 1}));
+  const ValueId fc1 = unary("Relu", "fc1.relu", conv("fc1", pooled, 1, {1, 2, 1, 1}));
+  const ValueId gate = unary("Sigmoid", "gate", conv("fc2", fc1, 1, {1, 8, 1, 1}));
   se.m = add_act(g, "m", {1, 8, h, w});
   g.add_node({.name = "scale", .op = "Mul", .inputs = {gate, se.a}, .outputs = {se.m}});
-  se.y = conv("c2", se.m, 4, 3, {1, 4, h, w});
-  se.out = conv("c3", se.y, 2, 1, {1, 2, h, w});
+  se.y = conv("c2", se.m, 3, {1, 4, h, w});
+  se.out = conv("c3", se.y, 1, {1, 2, h, w});
   g.mark_output(se.out);
   return se;
 }
@@ -395,19 +388,10 @@ TEST(Patch, APoolOfTheStageInputPoolsCropsOfIt) {
                 gate = add_act(g, "gate", {1, 3, 1, 1}), m = add_act(g, "m", {1, 3, 6, 6}),
                 y = add_act(g, "y", {1, 2, 6, 6});
   g.add_node({.name = "gap", .op = "GlobalAveragePool", .inputs = {x}, .outputs = {pooled}});
-  g.add_node({.name = "fc",
-              .op = "Conv",
-              .inputs = {pooled, g.add_constant("fc.w", pattern(DType::kFloat32, {3, 3, 1, 1}, 2))},
-              .outputs = {fc},
-              .attributes = {{"kernel_shape", std::vector<int64_t>{1, 1}}}});
+  add_same_conv(g, "fc", pooled, fc, 1, 2);
   g.add_node({.name = "gate", .op = "Sigmoid", .inputs = {fc}, .outputs = {gate}});
   g.add_node({.name = "scale", .op = "Mul", .inputs = {x, gate}, .outputs = {m}});
-  g.add_node(
-      {.name = "conv",
-       .op = "Conv",
-       .inputs = {m, g.add_constant("w", pattern(DType::kFloat32, {2, 3, 3, 3}, 4))},
-       .outputs = {y},
-       .attributes = {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}});
+  add_same_conv(g, "conv", m, y, 3, 4);
   g.mark_output(y);
   const PatchedGraph p = apply_patches(g, {.split = y, .rows = 2, .cols = 2});
   int accumulates = 0;
@@ -431,16 +415,8 @@ TEST(Patch, ALaterStageWhosePoolReadsAValueBeforeItIsRefused) {
   const ValueId a = add_act(g, "a", {1, 2, 6, 6}), b = add_act(g, "b", {1, 2, 6, 6}),
                 pooled = add_act(g, "pooled", {1, 2, 1, 1}), gate = add_act(g, "gate", {1, 2, 1, 1}),
                 y = add_act(g, "y", {1, 2, 6, 6});
-  auto conv = [&](const std::string& name, ValueId in, ValueId out, int seed) {
-    g.add_node(
-        {.name = name,
-         .op = "Conv",
-         .inputs = {in, g.add_constant(name + ".w", pattern(DType::kFloat32, {2, 2, 3, 3}, seed))},
-         .outputs = {out},
-         .attributes = {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}});
-  };
-  conv("c1", x, a, 1);
-  conv("c2", a, b, 2);
+  add_same_conv(g, "c1", x, a, 3, 1);
+  add_same_conv(g, "c2", a, b, 3, 2);
   g.add_node({.name = "gap", .op = "GlobalAveragePool", .inputs = {a}, .outputs = {pooled}});
   g.add_node({.name = "gate", .op = "Sigmoid", .inputs = {pooled}, .outputs = {gate}});
   g.add_node({.name = "scale", .op = "Mul", .inputs = {b, gate}, .outputs = {y}});
