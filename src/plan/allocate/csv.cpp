@@ -43,15 +43,26 @@ std::optional<int64_t> parse_int(std::string_view s) {
   return value;
 }
 
+// The column names, in either spelling MiniMalloc's benchmarks use: `id,lower,upper,size`
+// (the first releases) or `buffer,start,end,size` (later ones).
+constexpr std::string_view kNames[2][5] = {{"id", "lower", "upper", "size", "offset"},
+                                           {"buffer", "start", "end", "size", "offset"}};
+
 bool is_header(const std::vector<std::string_view>& fields) {
-  return fields.size() >= 2 && fields[0] == "id" && !parse_int(fields[1]);
+  return fields.size() >= 2 && (fields[0] == kNames[0][0] || fields[0] == kNames[1][0]) && !parse_int(fields[1]);
 }
 
 void check_header(const std::vector<std::string_view>& fields, std::string_view source, int64_t line) {
-  static constexpr std::string_view kNames[] = {"id", "lower", "upper", "size", "offset"};
-  bool ok = fields.size() == 4 || fields.size() == 5;
-  for (size_t i = 0; ok && i < fields.size(); ++i) ok = fields[i] == kNames[i];
-  if (!ok) fail("{}:{}: the header must be 'id,lower,upper,size' or 'id,lower,upper,size,offset'", source, line);
+  bool ok = false;
+  for (const auto& names : kNames) {
+    bool same = fields.size() == 4 || fields.size() == 5;
+    for (size_t i = 0; same && i < fields.size(); ++i) same = fields[i] == names[i];
+    ok = ok || same;
+  }
+  if (!ok) {
+    fail("{}:{}: the header must be 'id,lower,upper,size[,offset]' or 'buffer,start,end,size[,offset]'", source,
+         line);
+  }
 }
 
 }  // namespace

@@ -28,6 +28,12 @@ TEST(AllocateCsv, ReadsRowsWithAndWithoutHeader) {
   EXPECT_FALSE(with_header.buffers[1].fixed_offset);
   const Problem bare = parse_problem_csv("a, 0, 3, 16", "p.csv");
   EXPECT_EQ(bare.buffers[0].size, 16);
+  // MiniMalloc's later benchmark files name the columns differently.
+  const Problem renamed = parse_problem_csv("buffer,start,end,size\n0,995328,1000448,656384\n", "p.csv");
+  ASSERT_EQ(renamed.buffers.size(), 1u);
+  EXPECT_EQ(renamed.buffers[0].id, "0");
+  EXPECT_EQ(renamed.buffers[0].upper, 1000448);
+  EXPECT_EQ(renamed.buffers[0].size, 656384);
 }
 
 TEST(AllocateCsv, OffsetColumnFixesOffsetsWhenFilled) {
@@ -47,7 +53,7 @@ TEST(AllocateCsv, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(error_of("a,0,3,4\n\nb,0,1,1\na,1,2,4\n"), "p.csv:4: duplicate id 'a' (first on line 1)");
   EXPECT_EQ(error_of("a,0,3,4\nb,0,1,1,0\n"), "p.csv:2: expected 4 fields like the rows above, found 5");
   EXPECT_EQ(error_of("id,start,end,size\n"),
-            "p.csv:1: the header must be 'id,lower,upper,size' or 'id,lower,upper,size,offset'");
+            "p.csv:1: the header must be 'id,lower,upper,size[,offset]' or 'buffer,start,end,size[,offset]'");
   EXPECT_EQ(error_of(",0,3,4\n"), "p.csv:1: the id is empty");
   EXPECT_EQ(error_of("a,0,3,4,-8\n"), "p.csv:1: offset -8 of 'a' is negative");
   EXPECT_EQ(error_of("a,0,3,9223372036854775807,1\n"),
