@@ -11,8 +11,9 @@
 // make it the load's slowdown or more) and the CPU time at its first fitting plan decides.
 // Targets (issue 14): >= 99% within capacity, each <= 2 s, median <= 0.2 s.
 //
-//   placement_slack_bench [--instances=N] [--budget=S] [--wall-factor=F] [--first-seed=K]
+//   placement_slack_bench [--instances=N] [--only=K] [--budget=S] [--wall-factor=F] [--first-seed=K]
 //                         [--until-fit] [--models=DIR] [--dump=DIR] [benchmark flags]
+// --only=K runs the K-th instance (0-based) of each style alone, as sized in the full run.
 // --until-fit: greedy, then only the decision at the capacity (decide_within), no
 // minimising after the first fit (quicker runs while developing; the same time to fit).
 // Default: 20 instances per cut style, seeds 1000, 1001, ...; --dump writes each generated
@@ -41,6 +42,7 @@ namespace memledger::allocate {
 namespace {
 
 int g_instances = 20;
+int g_only = -1;  // --only=K: the K-th instance of each style alone (0-based)
 uint64_t g_first_seed = 1000;
 double g_budget_seconds = 2.0;  // CPU seconds per instance
 double g_wall_factor = 1.0;     // the search may run this many times the budget in wall time
@@ -133,6 +135,7 @@ void BM_SlackInstances(benchmark::State& state) {
       capacities.open(std::filesystem::path(g_dump) / "capacities.txt", std::ios::app);
     }
     for (int k = 0; k < g_instances; ++k) {
+      if (g_only >= 0 && k != g_only) continue;
       const uint64_t seed = g_first_seed + static_cast<uint64_t>(k);
       const int64_t buffers = 150 + (static_cast<int64_t>(k) * 300) / std::max(g_instances - 1, 1);
       const int64_t percent = 1 + k % 10;  // 1%, 2%, ..., 10% of the pieces removed
@@ -188,6 +191,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--instances=", 12) == 0) {
       g_instances = std::max(1, std::atoi(argv[i] + 12));
+    } else if (std::strncmp(argv[i], "--only=", 7) == 0) {
+      g_only = std::atoi(argv[i] + 7);
     } else if (std::strncmp(argv[i], "--first-seed=", 13) == 0) {
       g_first_seed = std::strtoull(argv[i] + 13, nullptr, 10);
     } else if (std::strncmp(argv[i], "--budget=", 9) == 0) {

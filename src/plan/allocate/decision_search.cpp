@@ -61,7 +61,8 @@ class WellSearch {
         solution_(s.index.size(), 0),
         within_(s.sections + 1, 0),
         reach_(s.sections + 1, 0),
-        tried_(s.index.size(), {0, 0}) {
+        tried_(s.index.size(), {0, 0}),
+        words_(static_cast<size_t>(s.sections + 64) / 64) {
     skyline::Starters starters = skyline::build_starters(s, branching);
     starters_ = std::move(starters.lists);
     twin_before_ = std::move(starters.twin_before);
@@ -77,7 +78,7 @@ class WellSearch {
       if (remaining_[t] > capacity_) return Outcome::kInfeasible;
     }
     frames_.clear();
-    frames_.push_back(Frame{.kind = Kind::kParts, .lo = 0, .hi = s_.sections});
+    push(Frame{.kind = Kind::kParts, .lo = 0, .hi = s_.sections});
     Outcome returned = Outcome::kFound;  // what the frame that finished last returned
     while (!frames_.empty()) {
       const std::optional<Outcome> done = step(frames_.size() - 1, returned);
@@ -137,7 +138,51 @@ class WellSearch {
     return Outcome::kInfeasible;
   }
 
-  void call(Kind kind, int32_t lo, int32_t hi) { frames_.push_back(Frame{.kind = kind, .lo = lo, .hi = hi}); }
+  void call(Kind kind, int32_t lo, int32_t hi) { push(Frame{.kind = kind, .lo = lo, .hi = hi}); }
+  void push(const Frame& frame) {
+    frames_.push_back(frame);
+    const size_t need = frames_.size() * words_;
+    if (conflicts_.size() < need) conflicts_.resize(std::max(need, conflicts_.size() * 2), 0);
+    std::fill_n(conflict(frames_.size() - 1), words_, 0);
+  }
+
+  // Conflict sets: the sections of time whose state (heights, bytes left empty, which of
+  // the buffers live there are placed) explains why a frame's search failed: any state that
+  // agrees with it there fails too. A branch whose alternatives all lie outside its
+  // child's conflict set fails at once with that set (the failure does not depend on the
+  // choice): the search jumps back over decisions made elsewhere in time.
+  uint64_t* conflict(size_t i) { return conflicts_.data() + i * words_; }
+  // Calls f(word, mask) for the words of a conflict set that hold sections [first, end).
+  template <class F>
+  static void for_words(int32_t first, int32_t end, F f) {
+    for (int32_t t = first; t < end;) {
+      const int32_t word_end = std::min(end, (t | 63) + 1);
+      const int32_t bits = word_end - t;
+      const uint64_t mask = (bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1) << (t & 63);
+      if (f(static_cast<size_t>(t >> 6), mask)) return;
+      t = word_end;
+    }
+  }
+  void add_sections(size_t i, int32_t first, int32_t end) {
+    uint64_t* c = conflict(i);
+    for_words(std::max(first, 0), std::min(end, s_.sections), [&](size_t w, uint64_t mask) {
+      c[w] |= mask;
+      return false;
+    });
+  }
+  void add_conflict(size_t i, size_t from) {
+    uint64_t* c = conflict(i);
+    const uint64_t* f = conflict(from);
+    for (size_t w = 0; w < words_; ++w) c[w] |= f[w];
+  }
+  bool meets(size_t i, int32_t first, int32_t end) {
+    const uint64_t* c = conflict(i);
+    bool met = false;
+    for_words(first, end, [&](size_t w, uint64_t mask) { return met = (c[w] & mask) != 0; });
+    return met;
+  }
+  // The well's own sections and its two walls: what decides its alternatives.
+  void add_well(size_t i, const Well& w) { add_sections(i, w.first - 1, w.end + 1); }
 
   std::optional<Outcome> step_search(size_t i) {
     if (++nodes_ > node_limit_) return Outcome::kNodeLimit;
@@ -167,7 +212,10 @@ class WellSearch {
                .wall = std::min({left, right, capacity_}),
                .left = left,
                .right = right};
-        if (!examine(w)) return Outcome::kInfeasible;
+        if (!examine(w)) {
+          add_well(i, w);
+          return Outcome::kInfeasible;
+        }
         if (w.choices < best.choices || (w.choices == best.choices && floor < best.floor)) best = w;
       }
       first = end;
@@ -189,6 +237,7 @@ class WellSearch {
       f.stage = 1;
       f.next = static_cast<size_t>(f.lo);
     } else if (child != Outcome::kFound) {
+      if (child == Outcome::kInfeasible) add_conflict(i, i + 1);
       return child;
     }
     int32_t first = static_cast<int32_t>(f.next);
@@ -211,6 +260,10 @@ class WellSearch {
     const Well& w = f.well;
     if (f.stage == 1) {
       std::fill(height_.begin() + w.first, height_.begin() + w.end, w.floor);
+      if (child == Outcome::kInfeasible) {
+        add_conflict(i, i + 1);
+        if (meets(i + 1, w.first, w.end)) add_well(i, w);
+      }
       return child;
     }
     f.stage = 1;
@@ -254,8 +307,19 @@ class WellSearch {
         pool_.resize(f.begin);
         return child;
       }
+      if (!meets(i + 1, w.first, w.end)) {
+        // The failure lies elsewhere in time: no other choice here can mend it.
+        add_conflict(i, i + 1);
+        pool_.resize(f.begin);
+        return Outcome::kInfeasible;
+      }
+      add_conflict(i, i + 1);
     } else {  // the open position was left empty
       empty_at_[w.open] = f.saved;
+      if (child == Outcome::kInfeasible) {
+        add_conflict(i, i + 1);
+        if (meets(i + 1, w.first, w.end)) add_well(i, w);
+      }
       return child;
     }
     if (f.next < f.end) {
@@ -263,11 +327,14 @@ class WellSearch {
       tried_[k] = {f.begin, f.next - 1};
       const int64_t floor = w.floor;
       const int32_t lo = f.lo, hi = f.hi;
-      frames_.push_back(Frame{.kind = Kind::kPlace, .lo = lo, .hi = hi, .buffer = k, .floor = floor});
+      push(Frame{.kind = Kind::kPlace, .lo = lo, .hi = hi, .buffer = k, .floor = floor});
       return std::nullopt;
     }
     pool_.resize(f.begin);
-    if (!w.may_leave_empty) return Outcome::kInfeasible;
+    if (!w.may_leave_empty) {
+      add_well(i, w);
+      return Outcome::kInfeasible;
+    }
     f.saved = empty_at_[w.open];
     empty_at_[w.open] = w.floor;
     f.stage = 2;
@@ -285,6 +352,7 @@ class WellSearch {
         remaining_[t] += s_.size[k];
       }
       offset_[k] = -1;
+      if (child == Outcome::kInfeasible) add_conflict(i, i + 1);
       return child;
     }
     f.stage = 1;
@@ -427,6 +495,8 @@ class WellSearch {
   std::vector<Frame> frames_;                      // the search's stack
   std::vector<std::pair<int64_t, int32_t>> pool_;  // the kBranch frames' candidates: (order key, buffer)
   std::vector<std::pair<size_t, size_t>> tried_;   // per placed buffer: the candidates in pool_ tried before it
+  size_t words_ = 1;                               // per conflict set
+  std::vector<uint64_t> conflicts_;                // one conflict set per frame
   int64_t nodes_ = 0;
   int64_t node_limit_ = 0;
 };
@@ -455,6 +525,7 @@ DecisionResult decide_placement(const Problem& problem, int64_t capacity, Clock:
       max_nodes);
   result.nodes = run.nodes;
   result.restarts = run.restarts;
+
   if (run.outcome == Outcome::kFound) {
     result.outcome = DecisionResult::Outcome::kFound;
     result.offsets.assign(problem.buffers.size(), 0);

@@ -140,6 +140,25 @@ TEST_P(AllocateSlackInstances, PlacedWithinTheirKnownCapacity) {
   }
 }
 
+// Small instances searched to the end: a capacity known to be feasible is never refuted
+// (the pruning and dominance rules, and the jumps back over unrelated decisions, keep
+// some placement), and every placement found is valid.
+TEST_P(AllocateSlackInstances, SmallOnesAreNeverRefutedAtTheirKnownCapacity) {
+  int found = 0;
+  for (uint64_t seed = 1; seed <= 400; ++seed) {
+    const int64_t pieces = 8 + static_cast<int64_t>(seed % 17);
+    const SlackInstance h = generate_slack_instance(seed, pieces, 1 + static_cast<int64_t>(seed % 4), GetParam(), 64);
+    SCOPED_TRACE(seed);
+    const DecisionResult r = decide_placement(h.problem, h.capacity, far_away());
+    ASSERT_EQ(r.outcome, Outcome::kFound);
+    const Solution s = solution_of(h.problem, r);
+    testing::expect_valid_plan(h.problem, s);
+    EXPECT_LE(s.arena_bytes, h.capacity);
+    ++found;
+  }
+  EXPECT_EQ(found, 400);
+}
+
 INSTANTIATE_TEST_SUITE_P(Styles, AllocateSlackInstances, ::testing::Values(CutStyle::kGuillotine, CutStyle::kBrick),
                          [](const auto& param_info) {
                            return param_info.param == CutStyle::kGuillotine ? "Guillotine" : "Brick";

@@ -23,7 +23,12 @@
 // stacked directly, the upper one is not tried on the lower one when it already failed in
 // the lower one's place (they can swap). The well with
 // the fewest choices is branched on first; when no unplaced buffer spans a boundary in time
-// any more, the two sides are searched independently (dynamic decomposition). Restarts
+// any more, the two sides are searched independently (dynamic decomposition). Every failure
+// carries its conflict set: the sections of time whose state explains it (a well that
+// cannot be filled: its sections and walls; a branch whose every choice failed: its well and
+// what its choices' failures named). A choice's failure whose set misses the well the choice
+// was made in fails the branch at once with that set (conflict-directed backjumping: placing
+// a buffer changes only the sections it lives in, so no other choice there can mend it). Restarts
 // follow the Luby sequence over four variants (time mirrored or not, size or length
 // first), then perturbed branching orders; the limits are unbounded, so the last run of a
 // long enough budget completes.
