@@ -60,8 +60,7 @@ void check_header(const std::vector<std::string_view>& fields, std::string_view 
     ok = ok || same;
   }
   if (!ok) {
-    fail("{}:{}: the header must be 'id,lower,upper,size[,offset]' or 'buffer,start,end,size[,offset]'", source,
-         line);
+    fail("{}:{}: the header must be 'id,lower,upper,size[,offset]' or 'buffer,start,end,size[,offset]'", source, line);
   }
 }
 
