@@ -66,6 +66,8 @@ class WellSearch {
     skyline::Starters starters = skyline::build_starters(s, branching);
     starters_ = std::move(starters.lists);
     twin_before_ = std::move(starters.twin_before);
+    enders_.resize(s.sections);
+    for (const int32_t k : starters.order) enders_[s.hi[k] - 1].push_back(k);
     for (size_t k = 0; k < s.index.size(); ++k) {
       for (int32_t t = s.lo[k]; t < s.hi[k]; ++t) remaining_[t] += s.size[k];
       for (int32_t t = s.lo[k]; t + 1 < s.hi[k]; ++t) ++cuts_[t];
@@ -217,6 +219,8 @@ class WellSearch {
           return Outcome::kInfeasible;
         }
         if (w.choices < best.choices || (w.choices == best.choices && floor < best.floor)) best = w;
+      } else if (!step_coverable(i, first, end, floor, left, right)) {
+        return Outcome::kInfeasible;
       }
       first = end;
     }
@@ -371,6 +375,37 @@ class WellSearch {
     return std::nullopt;
   }
 
+  // A step of the skyline (a plateau [first, end) higher than one neighbour, lower than the
+  // other) at a section without slack: the next byte at its edge by the higher neighbour must
+  // be covered, by a buffer resting on the plateau that starts (ends) at that edge — it cannot
+  // reach over the higher neighbour, nor past the next section higher than the plateau on the
+  // other side. False (with the sections that say so in frame i's conflict set) when none is
+  // left.
+  bool step_coverable(size_t i, int32_t first, int32_t end, int64_t floor, int64_t left, int64_t right) {
+    const int32_t lo = frames_[i].lo, hi = frames_[i].hi;
+    if (left > floor && right < floor && slack(first) == 0 && !is_empty(first)) {
+      int32_t wall = end;  // the first section after the plateau higher than it
+      while (wall < hi && live(wall) && joined(wall - 1) && height_[wall] <= floor) ++wall;
+      for (const int32_t k : starters_[first]) {
+        if (offset_[k] < 0 && s_.hi[k] <= wall && aligned(floor, k) == floor && s_.size[k] <= capacity_ - floor)
+          return true;
+      }
+      add_sections(i, first - 1, wall + 1);
+      return false;
+    }
+    if (left < floor && right > floor && slack(end - 1) == 0 && !is_empty(end - 1)) {
+      int32_t wall = first - 1;  // the last section before the plateau higher than it
+      while (wall >= lo && live(wall) && joined(wall) && height_[wall] <= floor) --wall;
+      for (const int32_t k : enders_[end - 1]) {
+        if (offset_[k] < 0 && s_.lo[k] > wall && aligned(floor, k) == floor && s_.size[k] <= capacity_ - floor)
+          return true;
+      }
+      add_sections(i, wall, end + 1);
+      return false;
+    }
+    return true;
+  }
+
   // Whether buffer k was a candidate tried before `placed` at the position where `placed` went.
   bool tried_before(int32_t placed, int32_t k) const {
     for (size_t j = tried_[placed].first; j < tried_[placed].second; ++j) {
@@ -490,6 +525,7 @@ class WellSearch {
   std::vector<int64_t> solution_;
   std::vector<std::vector<int32_t>> starters_;     // per section: buffers starting there, in branching order
   std::vector<int32_t> twin_before_;               // the identical buffer placed before this one, or -1
+  std::vector<std::vector<int32_t>> enders_;       // per section: buffers whose last section it is
   std::vector<int64_t> within_;                    // scratch for examine()
   std::vector<char> reach_;                        // scratch for examine()
   std::vector<Frame> frames_;                      // the search's stack
