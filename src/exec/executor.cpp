@@ -69,7 +69,7 @@ std::string fast_blocker(const Graph& graph, const Node& node) {
 // The fast kernel of a node on its own (every value row-major), when the fast set takes it.
 std::unique_ptr<exec::fast::PreparedNode> prepare_fast(const Graph& graph, const Node& node,
                                                        const exec::fast::PrepareOptions& options, std::string& why) {
-  if (!exec::fast::has_fast_kernel(node)) return nullptr;
+  if (!exec::fast::has_fast_kernel(graph, node)) return nullptr;
   if (why = fast_blocker(graph, node); !why.empty()) return nullptr;
   return exec::fast::prepare(graph, node, options, why);
 }

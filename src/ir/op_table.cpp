@@ -184,23 +184,34 @@ OpRecord shaped(OpRecord r, ShapeRule shape, ValueRule value = nullptr) {
   return r;
 }
 
+// A record the fast executor runs with the kernel family `kernel`.
+OpRecord fast(OpRecord r, FastKernel kernel) {
+  r.fast = kernel;
+  return r;
+}
+
 namespace s = shape_rules;
 
-// An operator and its value rule, for the loops below.
+// An operator, its value rule and its fast-executor family, for the loops below.
 struct Valued {
   std::string_view op;
   ValueRule value;
+  FastKernel fast = FastKernel::kNone;
 };
+
+using K = FastKernel;
 
 std::vector<OpRecord> make_table() {
   std::vector<OpRecord> t;
   // Elementwise, one operand.
   for (std::string_view op :
-       {"Acos",      "Acosh",     "Asin",     "Asinh",    "Atan",       "Atanh", "Ceil", "Celu",
-        "Cos",       "Cosh",      "Elu",      "Erf",      "Exp",        "Floor", "Gelu", "HardSigmoid",
-        "HardSwish", "LeakyRelu", "Log",      "Mish",     "Reciprocal", "Round", "Selu", "Shrink",
-        "Sin",       "Sinh",      "Softplus", "Softsign", "Sqrt",       "Tan",   "Tanh", "ThresholdedRelu"})
+       {"Acos", "Acosh",  "Asin",  "Asinh", "Atan",        "Atanh",    "Ceil", "Celu",           "Cos",
+        "Cosh", "Erf",    "Floor", "Gelu",  "HardSigmoid", "Log",      "Mish", "Reciprocal",     "Round",
+        "Selu", "Shrink", "Sin",   "Sinh",  "Softplus",    "Softsign", "Tan",  "ThresholdedRelu"})
     t.push_back(shaped(unary(op), s::same));
+  // The fast executor runs these as one oneDNN eltwise each.
+  for (std::string_view op : {"Elu", "Exp", "HardSwish", "LeakyRelu", "Sqrt", "Tanh"})
+    t.push_back(fast(shaped(unary(op), s::same), K::kActivation));
   // Activations a Conv may compute as its post-op; Relu and Clip are idempotent.
   auto post_op = [](bool idempotent) {
     return [idempotent](OpRecord& r) {
@@ -208,27 +219,33 @@ std::vector<OpRecord> make_table() {
       r.idempotent = idempotent;
     };
   };
-  t.push_back(shaped(with(unary("Relu"), post_op(true)), s::same));
-  t.push_back(shaped(with(unary("Sigmoid"), post_op(false)), s::same));
+  t.push_back(fast(shaped(with(unary("Relu"), post_op(true)), s::same), K::kActivation));
+  t.push_back(fast(shaped(with(unary("Sigmoid"), post_op(false)), s::same), K::kActivation));
   // Evaluated on integer constants too (shape computations).
-  for (auto [op, value] : std::initializer_list<Valued>{
-           {"Abs", s::value_abs}, {"Neg", s::value_neg}, {"Not", s::value_not}, {"Sign", s::value_sign}})
-    t.push_back(shaped(unary(op), s::same, value));
+  for (auto [op, value, kernel] : std::initializer_list<Valued>{{"Abs", s::value_abs, K::kActivation},
+                                                                {"Neg", s::value_neg, K::kActivation},
+                                                                {"Not", s::value_not},
+                                                                {"Sign", s::value_sign}})
+    t.push_back(fast(shaped(unary(op), s::same, value), kernel));
   for (std::string_view op : {"IsInf", "IsNaN"}) t.push_back(shaped(unary(op), s::to_bool));
-  t.push_back(shaped(with(unary("Clip"), post_op(true)), s::same));  // min and max come as inputs 1 and 2
+  // Clip's min and max come as inputs 1 and 2.
+  t.push_back(fast(shaped(with(unary("Clip"), post_op(true)), s::same), K::kActivation));
   t.push_back(
       shaped(with(unary("Cast"), [](OpRecord& r) { r.in_place = InPlaceRule::kNone; }), s::cast, s::value_cast));
   t.push_back(shaped(with(unary("CastLike"), [](OpRecord& r) { r.in_place = InPlaceRule::kNone; }), s::cast_like));
-  t.push_back(shaped(with(unary("Identity"), [](OpRecord& r) { r.in_place = InPlaceRule::kAlias; }), s::same,
-                     s::value_identity));
-  t.push_back(shaped(with(unary("Dropout"), [](OpRecord& r) { r.in_place = InPlaceRule::kAlias; }), s::dropout));
+  t.push_back(fast(shaped(with(unary("Identity"), [](OpRecord& r) { r.in_place = InPlaceRule::kAlias; }), s::same,
+                          s::value_identity),
+                   K::kCopy));
+  t.push_back(fast(shaped(with(unary("Dropout"), [](OpRecord& r) { r.in_place = InPlaceRule::kAlias; }), s::dropout),
+                   K::kCopy));
   // Not element by element along the axes they run over: no patch rule.
   auto whole_axis = [](OpRecord& r) {
     r.tile = T::kGeneric;
     r.patch = PatchRule::kNone;
   };
-  for (std::string_view op : {"Softmax", "LogSoftmax", "Hardmax"})
-    t.push_back(shaped(with(unary(op), whole_axis), s::softmax));
+  for (std::string_view op : {"Softmax", "LogSoftmax"})
+    t.push_back(fast(shaped(with(unary(op), whole_axis), s::softmax), K::kSoftmax));
+  t.push_back(shaped(with(unary("Hardmax"), whole_axis), s::softmax));
   t.push_back(shaped(with(unary("LayerNormalization"), whole_axis), s::layer_norm));
   for (std::string_view op : {"CumSum", "ReverseSequence", "LpNormalization"})
     t.push_back(shaped(with(unary(op),
@@ -240,27 +257,29 @@ std::vector<OpRecord> make_table() {
                        s::same));
 
   // Elementwise over broadcast operands.
-  for (auto [op, value] : std::initializer_list<Valued>{{"Add", s::value_add},
-                                                        {"Sub", s::value_sub},
-                                                        {"Mul", s::value_mul},
-                                                        {"Div", s::value_div},
-                                                        {"Mod", s::value_mod}})
-    t.push_back(shaped(broadcasting(op), s::broadcast, value));
+  for (auto [op, value, kernel] : std::initializer_list<Valued>{{"Add", s::value_add, K::kBinary},
+                                                                {"Sub", s::value_sub, K::kBinary},
+                                                                {"Mul", s::value_mul, K::kBinary},
+                                                                {"Div", s::value_div, K::kBinary},
+                                                                {"Mod", s::value_mod}})
+    t.push_back(fast(shaped(broadcasting(op), s::broadcast, value), kernel));
   for (std::string_view op : {"PRelu", "BitShift"}) t.push_back(shaped(broadcasting(op), s::broadcast));
-  for (auto [op, value] : std::initializer_list<Valued>{{"Equal", s::value_equal},
-                                                        {"Less", s::value_less},
-                                                        {"Greater", s::value_greater},
-                                                        {"LessOrEqual", s::value_less_or_equal},
-                                                        {"GreaterOrEqual", s::value_greater_or_equal},
-                                                        {"And", s::value_and},
-                                                        {"Or", s::value_or},
-                                                        {"Xor", s::value_xor}})
-    t.push_back(shaped(broadcasting(op), s::broadcast_bool, value));
+  for (auto [op, value, kernel] : std::initializer_list<Valued>{{"Equal", s::value_equal},
+                                                                {"Less", s::value_less},
+                                                                {"Greater", s::value_greater},
+                                                                {"LessOrEqual", s::value_less_or_equal},
+                                                                {"GreaterOrEqual", s::value_greater_or_equal},
+                                                                {"And", s::value_and},
+                                                                {"Or", s::value_or},
+                                                                {"Xor", s::value_xor}})
+    t.push_back(fast(shaped(broadcasting(op), s::broadcast_bool, value), kernel));
   t.push_back(shaped(broadcasting("Pow", 1), s::broadcast));
   t.push_back(shaped(broadcasting("Where", 0, 3), s::where, s::value_where));
-  for (auto [op, value] : std::initializer_list<Valued>{{"Max", s::value_max}, {"Min", s::value_min}})
+  for (auto [op, value, kernel] :
+       std::initializer_list<Valued>{{"Max", s::value_max, K::kBinary}, {"Min", s::value_min, K::kBinary}})
     t.push_back(
-        shaped(with(broadcasting(op), [](OpRecord& r) { r.contract = variadic_contract; }), s::broadcast, value));
+        fast(shaped(with(broadcasting(op), [](OpRecord& r) { r.contract = variadic_contract; }), s::broadcast, value),
+             kernel));
   for (std::string_view op : {"Sum", "Mean"})
     t.push_back(shaped(with(broadcasting(op), [](OpRecord& r) { r.contract = variadic_contract; }), s::broadcast));
   auto quantize = [](OpRecord& r) {
@@ -292,24 +311,26 @@ std::vector<OpRecord> make_table() {
                        .tile = T::kGlobalPool});
 
   // Channel-first: windows, normalizations, rearrangements of N, C, spatial.
-  t.push_back(shaped(with(channel_first("Conv", 2),
-                          [](OpRecord& r) {
-                            r.window = WindowKind::kConv;
-                            r.weight_input = 1;
-                            r.contract = conv_contract;
-                            r.tile = T::kConv;
-                            r.patch = PatchRule::kWindow;
-                            r.macs = conv_macs;
-                          }),
-                     s::conv));
-  t.push_back(shaped(with(channel_first("ConvTranspose", 2),
-                          [](OpRecord& r) {
-                            r.window = WindowKind::kConv;
-                            r.weight_input = 1;
-                            r.weights_transposed = true;
-                            r.macs = conv_transpose_macs;
-                          }),
-                     s::conv_transpose));
+  t.push_back(fast(shaped(with(channel_first("Conv", 2),
+                               [](OpRecord& r) {
+                                 r.window = WindowKind::kConv;
+                                 r.weight_input = 1;
+                                 r.contract = conv_contract;
+                                 r.tile = T::kConv;
+                                 r.patch = PatchRule::kWindow;
+                                 r.macs = conv_macs;
+                               }),
+                          s::conv),
+                   K::kConv));
+  t.push_back(fast(shaped(with(channel_first("ConvTranspose", 2),
+                               [](OpRecord& r) {
+                                 r.window = WindowKind::kConv;
+                                 r.weight_input = 1;
+                                 r.weights_transposed = true;
+                                 r.macs = conv_transpose_macs;
+                               }),
+                          s::conv_transpose),
+                   K::kConvTranspose));
   auto conv_window = [](OpRecord& r) {
     r.window = WindowKind::kConv;
     r.weight_input = 1;
@@ -323,31 +344,34 @@ std::vector<OpRecord> make_table() {
                             r.weight_input = 3;
                           }),
                      s::qlinear_conv));
-  for (std::string_view op : {"MaxPool", "AveragePool", "LpPool"})
-    t.push_back(shaped(with(channel_first(op),
-                            [](OpRecord& r) {
-                              r.window = WindowKind::kPool;
-                              r.tile = T::kPool;
-                              r.patch = PatchRule::kWindow;
-                            }),
-                       s::pool));
+  auto pool = [](OpRecord& r) {
+    r.window = WindowKind::kPool;
+    r.tile = T::kPool;
+    r.patch = PatchRule::kWindow;
+  };
+  for (std::string_view op : {"MaxPool", "AveragePool"})
+    t.push_back(fast(shaped(with(channel_first(op), pool), s::pool), K::kPool));
+  t.push_back(shaped(with(channel_first("LpPool"), pool), s::pool));
   t.push_back(
       shaped(with(channel_first("MaxRoiPool"), [](OpRecord& r) { r.window = WindowKind::kPool; }), s::max_roi_pool));
-  t.push_back(shaped(with(channel_first("GlobalAveragePool"),
-                          [](OpRecord& r) {
-                            r.tile = T::kGlobalPool;
-                            r.patch = PatchRule::kGlobalPool;
-                          }),
-                     s::global_pool));
+  t.push_back(fast(shaped(with(channel_first("GlobalAveragePool"),
+                               [](OpRecord& r) {
+                                 r.tile = T::kGlobalPool;
+                                 r.patch = PatchRule::kGlobalPool;
+                               }),
+                          s::global_pool),
+                   K::kGlobalPool));
   t.push_back(
-      shaped(with(channel_first("GlobalMaxPool"), [](OpRecord& r) { r.tile = T::kGlobalPool; }), s::global_pool));
-  t.push_back(shaped(with(channel_first("BatchNormalization", 1),
-                          [](OpRecord& r) {
-                            r.in_place = InPlaceRule::kElementwise;
-                            r.tile = T::kElementwise;
-                            r.patch = PatchRule::kPointwise;
-                          }),
-                     s::batch_norm));
+      fast(shaped(with(channel_first("GlobalMaxPool"), [](OpRecord& r) { r.tile = T::kGlobalPool; }), s::global_pool),
+           K::kGlobalPool));
+  t.push_back(fast(shaped(with(channel_first("BatchNormalization", 1),
+                               [](OpRecord& r) {
+                                 r.in_place = InPlaceRule::kElementwise;
+                                 r.tile = T::kElementwise;
+                                 r.patch = PatchRule::kPointwise;
+                               }),
+                          s::batch_norm),
+                   K::kBatchNorm));
   t.push_back(shaped(channel_first("InstanceNormalization", 1), s::same));
   for (std::string_view op : {"LRN", "MeanVarianceNormalization"}) t.push_back(shaped(channel_first(op), s::same));
   t.push_back(shaped(channel_first("GlobalLpPool"), s::global_pool));
@@ -357,10 +381,12 @@ std::vector<OpRecord> make_table() {
   t.push_back(shaped(channel_first("RoiAlign"), s::roi_align));
 
   // Same axes, other extents.
-  t.push_back(shaped(with(same_axes("Concat", -1), [](OpRecord& r) { r.patch = PatchRule::kConcat; }), s::concat,
-                     s::value_concat));
+  t.push_back(fast(shaped(with(same_axes("Concat", -1), [](OpRecord& r) { r.patch = PatchRule::kConcat; }), s::concat,
+                          s::value_concat),
+                   K::kConcat));
   t.push_back(
-      shaped(with(same_axes("Slice"), [](OpRecord& r) { r.patch = PatchRule::kSlice; }), s::slice, s::value_slice));
+      fast(shaped(with(same_axes("Slice"), [](OpRecord& r) { r.patch = PatchRule::kSlice; }), s::slice, s::value_slice),
+           K::kSlice));
   t.push_back(shaped(same_axes("Pad"), s::pad));
   t.push_back(shaped(same_axes("Resize"), s::resize));
   t.push_back(shaped(same_axes("Upsample"), s::upsample));
@@ -369,32 +395,34 @@ std::vector<OpRecord> make_table() {
   t.push_back(shaped(same_axes("TopK"), s::top_k));
   t.push_back(
       shaped(OpRecord{.name = "Expand", .roles = R::kBroadcastTo, .data_inputs = 1}, s::expand, s::value_expand));
-  t.push_back(shaped(OpRecord{.name = "Transpose", .roles = R::kTranspose}, s::transpose, s::value_transpose));
+  t.push_back(fast(shaped(OpRecord{.name = "Transpose", .roles = R::kTranspose}, s::transpose, s::value_transpose),
+                   K::kTranspose));
 
   // Reductions.
   for (std::string_view op : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
     t.push_back(shaped(reduction(op), s::reduce));
-  for (auto [op, value] : std::initializer_list<Valued>{{"ReduceMax", s::value_reduce_max},
-                                                        {"ReduceMin", s::value_reduce_min},
-                                                        {"ReduceProd", s::value_reduce_prod}})
-    t.push_back(shaped(reduction(op), s::reduce, value));
+  for (auto [op, value, kernel] : std::initializer_list<Valued>{{"ReduceMax", s::value_reduce_max},
+                                                                {"ReduceMin", s::value_reduce_min},
+                                                                {"ReduceProd", s::value_reduce_prod}})
+    t.push_back(fast(shaped(reduction(op), s::reduce, value), kernel));
   t.push_back(shaped(reduction("ReduceSum"), s::reduce_sum, s::value_reduce_sum));
   for (std::string_view op : {"ArgMax", "ArgMin"}) t.push_back(shaped(reduction(op), s::arg_reduce));
-  t.push_back(shaped(with(reduction("ReduceMean"), [](OpRecord& r) { r.tile = T::kGlobalPool; }), s::reduce));
+  t.push_back(fast(shaped(with(reduction("ReduceMean"), [](OpRecord& r) { r.tile = T::kGlobalPool; }), s::reduce),
+                   K::kReduceMean));
 
   // Losses (inference math): a reduced loss, or one per element when reduction is none.
   t.push_back(shaped(plain("NegativeLogLikelihoodLoss"), s::nll_loss));
   t.push_back(shaped(plain("SoftmaxCrossEntropyLoss"), s::softmax_cross_entropy));
 
   // Reshape-like.
-  t.push_back(shaped(alias("Reshape"), s::reshape, s::value_reshape));
-  t.push_back(shaped(alias("Flatten"), s::flatten));
-  t.push_back(shaped(alias("Squeeze"), s::squeeze, s::value_squeeze));
-  t.push_back(shaped(alias("Unsqueeze"), s::unsqueeze, s::value_squeeze));
+  t.push_back(fast(shaped(alias("Reshape"), s::reshape, s::value_reshape), K::kCopy));
+  t.push_back(fast(shaped(alias("Flatten"), s::flatten), K::kCopy));
+  t.push_back(fast(shaped(alias("Squeeze"), s::squeeze, s::value_squeeze), K::kCopy));
+  t.push_back(fast(shaped(alias("Unsqueeze"), s::unsqueeze, s::value_squeeze), K::kCopy));
 
   // Matrix products.
-  t.push_back(shaped(OpRecord{.name = "Gemm", .tile = T::kGemm, .macs = gemm_macs}, s::gemm));
-  t.push_back(shaped(OpRecord{.name = "MatMul", .tile = T::kMatMul, .macs = matmul_macs}, s::matmul));
+  t.push_back(fast(shaped(OpRecord{.name = "Gemm", .tile = T::kGemm, .macs = gemm_macs}, s::gemm), K::kGemm));
+  t.push_back(fast(shaped(OpRecord{.name = "MatMul", .tile = T::kMatMul, .macs = matmul_macs}, s::matmul), K::kMatMul));
   t.push_back(shaped(plain("MatMulInteger"), s::matmul_integer));
   t.push_back(shaped(plain("QLinearMatMul"), s::qlinear_matmul));
   t.push_back(shaped(plain("Einsum"), s::einsum));

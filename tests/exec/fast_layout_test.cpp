@@ -1,16 +1,24 @@
 // The fast set's channels-last activations (exec/fast/layout.h): which values it keeps in
 // NHWC between its own nodes, that the numbers are the reference's, and that a run inside
-// a plan made with the fast contracts is clean and bit-identical with NHWC buffers in it.
+// a plan made with the fast contracts is clean and bit-identical with NHWC buffers in it;
+// and that the operators the fast set runs are exactly those the op table names a
+// FastKernel family for.
 #include <gtest/gtest.h>
 
+#include "exec/fast/prepared_node.h"
+#include "exec/kernel.h"
 #include "memledger/exec/arena_run.h"
+#include "memledger/exec/compare.h"
 #include "memledger/exec/executor.h"
 #include "memledger/exec/interpreter.h"
+#include "memledger/ir/op_table.h"
 #include "passes/pass_test_util.h"
 
 namespace memledger {
 namespace {
 
+using testing::add_act;
+using testing::add_int64;
 using testing::kNCHW;
 using testing::ramp;
 
@@ -106,6 +114,124 @@ TEST(FastLayout, ChannelsLastRunAgreesWithTheReferenceAndIsCleanInItsPlan) {
   const ArenaRunReport r = run_in_arena(n.g, plan, inputs, exec);
   EXPECT_TRUE(r.clean()) << (r.differing_outputs.empty() ? r.failure : r.differing_outputs[0]);
   EXPECT_TRUE(r.untouched_workspaces.empty());
+}
+
+// One node of the record's operator, as its fast family takes it: x [1,4,6,6] (and a second
+// input where the family has two operands) → y; the inputs' values for a run.
+struct FamilyCase {
+  Graph g;
+  std::vector<Tensor> inputs;
+};
+FamilyCase family_case(const OpRecord& r) {
+  FamilyCase c;
+  Graph& g = c.g;
+  const Shape image{1, 4, 6, 6};
+  auto input = [&](const std::string& name, Shape shape) {
+    c.inputs.push_back(ramp(shape, 0.05f, 0.031f, 29 + static_cast<int>(c.inputs.size())));
+    return g.add_input(
+        {.name = name, .dtype = DType::kFloat32, .shape = shape, .roles = shape.size() == 4 ? kNCHW : AxisRoles{}});
+  };
+  Node n{.name = "n", .op = std::string(r.name), .domain = std::string(r.domain)};
+  Shape out = image;
+  switch (r.fast) {
+    case FastKernel::kConv:
+    case FastKernel::kConvTranspose:
+      n.inputs = {input("x", image), g.add_constant("w", ramp({4, 4, 3, 3}, -0.3f, 0.017f, 31))};
+      n.attributes = {{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+      break;
+    case FastKernel::kPool:
+      n.inputs = {input("x", image)};
+      n.attributes = {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}};
+      out = {1, 4, 3, 3};
+      break;
+    case FastKernel::kGlobalPool:
+      n.inputs = {input("x", image)};
+      out = {1, 4, 1, 1};
+      break;
+    case FastKernel::kGemm:
+    case FastKernel::kMatMul:
+      n.inputs = {input("a", {8, 16}), g.add_constant("b", ramp({16, 8}, -0.2f, 0.013f, 23))};
+      out = {8, 8};
+      break;
+    case FastKernel::kBinary:
+      n.inputs = {input("x", image), input("x2", image)};
+      break;
+    case FastKernel::kBatchNorm:
+      n.inputs = {input("x", image), g.add_constant("scale", ramp({4}, 0.5f, 0.1f, 4)),
+                  g.add_constant("bias", ramp({4}, -0.1f, 0.05f, 4)), g.add_constant("mean", ramp({4}, 0.2f, 0.1f, 4)),
+                  g.add_constant("var", ramp({4}, 0.9f, 0.2f, 4))};
+      break;
+    case FastKernel::kConcat:
+      n.inputs = {input("x", image), input("x2", image)};
+      n.attributes = {{"axis", int64_t{1}}};
+      out = {1, 8, 6, 6};
+      break;
+    case FastKernel::kTranspose:
+      n.inputs = {input("x", {1, 4, 6, 5})};
+      n.attributes = {{"perm", std::vector<int64_t>{0, 1, 3, 2}}};
+      out = {1, 4, 5, 6};
+      break;
+    case FastKernel::kReduceMean:
+      n.inputs = {input("x", image)};
+      n.attributes = {{"axes", std::vector<int64_t>{2, 3}}};
+      out = {1, 4, 1, 1};
+      break;
+    case FastKernel::kSlice:
+      n.inputs = {input("x", image), add_int64(g, "starts", {1}), add_int64(g, "ends", {4}), add_int64(g, "axes", {2})};
+      out = {1, 4, 3, 6};
+      break;
+    case FastKernel::kCopy:  // the reshape-like operators say the output's shape each their own way
+      n.inputs = {input("x", image)};
+      if (r.is("", "Reshape")) {
+        n.inputs.push_back(add_int64(g, "shape", {1, 4, 36}));
+        out = {1, 4, 36};
+      } else if (r.is("", "Flatten")) {
+        out = {1, 144};
+      } else if (r.is("", "Squeeze")) {
+        n.inputs.push_back(add_int64(g, "axes", {0}));
+        out = {4, 6, 6};
+      } else if (r.is("", "Unsqueeze")) {
+        n.inputs.push_back(add_int64(g, "axes", {0}));
+        out = {1, 1, 4, 6, 6};
+      }
+      break;
+    case FastKernel::kActivation:
+    case FastKernel::kSoftmax:
+    case FastKernel::kNone:
+      n.inputs = {input("x", image)};
+      break;
+  }
+  const ValueId y = add_act(g, "y", out);
+  n.outputs = {y};
+  g.add_node(std::move(n));
+  g.mark_output(y);
+  return c;
+}
+
+// Every operator whose record names a fast family runs on the fast set (and computes the
+// reference's numbers where the reference has a kernel); every other operator, and a node
+// of another domain that has a fast operator's name, has no fast kernel.
+TEST(FastKernels, AreTheOpTablesFastFamilies) {
+  int fast_records = 0;
+  for (const OpRecord& r : op_table()) {
+    const FamilyCase c = family_case(r);
+    const Node& node = c.g.node(c.g.order().at(0));
+    EXPECT_EQ(exec::fast::has_fast_kernel(c.g, node), r.fast != FastKernel::kNone) << op_name(node);
+    if (r.fast == FastKernel::kNone) continue;
+    ++fast_records;
+    Executor fast(c.g, {.kernels = KernelSet::kFast, .threads = 1});
+    EXPECT_EQ(fast.fast_node_count(), 1) << op_name(node) << ": " << fast.summary();
+    const Tensor got = fast.run(c.inputs).at(0);
+    if (exec::find_kernel(node) == nullptr) continue;  // ConvTranspose: only the fast set runs it
+    const Tensor expected = run_graph(c.g, c.inputs, {.kernels = KernelSet::kReference}).at(0);
+    EXPECT_EQ(compare_tensors(got, expected, 1e-4, 1e-6).mismatches, 0) << op_name(node);
+  }
+  EXPECT_GT(fast_records, 0);
+  Graph g;
+  const ValueId x = g.add_input({.name = "x", .dtype = DType::kFloat32, .shape = {1, 4, 6, 6}, .roles = kNCHW});
+  const ValueId y = add_act(g, "y", {1, 4, 6, 6});
+  const NodeId custom = g.add_node({.name = "c", .op = "Relu", .domain = "com.example", .inputs = {x}, .outputs = {y}});
+  EXPECT_FALSE(exec::fast::has_fast_kernel(g, g.node(custom)));
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 // constant inputs, with the attribute checks; ir/shape_rule.h), how its axes relate (axis roles), which inputs
 // broadcast, whether its output may be written over an input (in place) or *is* an input's bytes (alias), the workspace
 // its kernel declares, the simulator's tile model, its window geometry, which activations
-// a Conv may fuse. plan/, sim/, passes/, lint/ and onnx/ read
+// a Conv may fuse, which fast-executor kernel family runs it. plan/, sim/, passes/, lint/ and onnx/ read
 // these records and keep no operator lists of their own; exec/ attaches a run function to a record. An operator the
 // table does not know can still be planned when the device profile declares its rules ([ops.NAME]).
 #pragma once
@@ -53,6 +53,27 @@ enum class TileModel : uint8_t { kGeneric, kElementwise, kConv, kPool, kGlobalPo
 // A sliding window over spatial axes (kernel_shape, strides, pads, dilations attributes).
 enum class WindowKind : uint8_t { kNone, kConv, kPool };
 
+// The oneDNN-backed family exec/fast runs the operator with (one prepare function each);
+// kNone: the fast set has no kernel for it and the reference kernel runs it.
+enum class FastKernel : uint8_t {
+  kNone,
+  kConv,
+  kConvTranspose,
+  kPool,        // MaxPool, AveragePool
+  kGlobalPool,  // GlobalAveragePool, GlobalMaxPool
+  kGemm,
+  kMatMul,
+  kActivation,  // one oneDNN eltwise algorithm
+  kBinary,      // one oneDNN binary algorithm over two operands
+  kBatchNorm,
+  kSoftmax,  // Softmax, LogSoftmax
+  kConcat,
+  kTranspose,
+  kReduceMean,
+  kCopy,  // the output is the input's bytes (reshape-like, Identity, Dropout at inference)
+  kSlice,
+};
+
 // How a box of the output's H and W maps to boxes of the inputs, for patch-based execution
 // (plan/patch_rules): the operator can run on one patch of its output.
 enum class PatchRule : uint8_t {
@@ -99,6 +120,7 @@ struct OpRecord {
   // the fused Conv changes nothing.
   bool conv_post_op = false;
   bool idempotent = false;
+  FastKernel fast = FastKernel::kNone;  // the fast executor's family for it
 
   // Simulator.
   TileModel tile = TileModel::kGeneric;

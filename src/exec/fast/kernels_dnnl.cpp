@@ -1,6 +1,8 @@
 // The fast kernels: Conv (grouped and depthwise), ConvTranspose, MatMul, Gemm, pooling,
 // BatchNormalization, Softmax, Concat, Transpose, ReduceMean, binary arithmetic and the
-// common activations on oneDNN, plus reshape-like copies. Activations are row-major NCHW
+// common activations on oneDNN, plus reshape-like copies. Which operator runs with which of
+// these families is its op table record's fact (OpRecord::fast); this file keeps only what
+// each family needs per operator (the oneDNN algorithm). Activations are row-major NCHW
 // (the host profile's layout) or, between fast nodes, channels-last NHWC (fast/layout.h:
 // the same bytes in another order); where a primitive prefers another format, the input,
 // weights and output are reordered through workspace regions the contract declares. A
@@ -25,6 +27,12 @@ using dnnl::algorithm;
 using dnnl::memory;
 using dt = dnnl::memory::data_type;
 using Args = std::vector<std::pair<int, memory>>;
+
+// The family the op table names for `n`'s operator (at the graph's opset) that the fast set runs it with.
+FastKernel fast_kernel(const Graph& g, const Node& n) {
+  const OpRecord* record = find_op(n, g.opset);
+  return record ? record->fast : FastKernel::kNone;
+}
 
 // Thrown inside preparation when the fast set does not take this node.
 struct NotFast {
@@ -170,7 +178,7 @@ struct PostOp {
 };
 
 PostOp fusable_activation(const Graph& g, const Node& conv) {
-  if (conv.op != "Conv" || conv.outputs.size() != 1 || !conv.outputs[0].valid()) return {};
+  if (fast_kernel(g, conv) != FastKernel::kConv || conv.outputs.size() != 1 || !conv.outputs[0].valid()) return {};
   const ValueId c = conv.outputs[0];
   if (g.is_graph_output(c) || g.value(c).dtype != DType::kFloat32) return {};
   const std::vector<NodeId> readers = g.consumers(c);
@@ -958,51 +966,6 @@ class CopyNode : public PreparedNode {
   int64_t bytes_;
 };
 
-const std::map<std::string, int, std::less<>>& fast_ops() {
-  // 0 conv, 1 conv transpose, 2 pool, 3 global pool, 4 gemm, 5 matmul, 6 activation,
-  // 7 binary, 8 batch norm, 9 softmax, 10 concat, 11 transpose, 12 reduce mean, 13 copy, 14 slice
-  static const std::map<std::string, int, std::less<>> ops{{"Conv", 0},
-                                                           {"ConvTranspose", 1},
-                                                           {"MaxPool", 2},
-                                                           {"AveragePool", 2},
-                                                           {"GlobalAveragePool", 3},
-                                                           {"GlobalMaxPool", 3},
-                                                           {"Gemm", 4},
-                                                           {"MatMul", 5},
-                                                           {"Relu", 6},
-                                                           {"LeakyRelu", 6},
-                                                           {"Elu", 6},
-                                                           {"Sigmoid", 6},
-                                                           {"Tanh", 6},
-                                                           {"Exp", 6},
-
-                                                           {"Abs", 6},
-                                                           {"Sqrt", 6},
-                                                           {"Neg", 6},
-                                                           {"HardSwish", 6},
-                                                           {"Clip", 6},
-                                                           {"Add", 7},
-                                                           {"Sub", 7},
-                                                           {"Mul", 7},
-                                                           {"Div", 7},
-                                                           {"Max", 7},
-                                                           {"Min", 7},
-                                                           {"BatchNormalization", 8},
-                                                           {"Softmax", 9},
-                                                           {"LogSoftmax", 9},
-                                                           {"Concat", 10},
-                                                           {"Transpose", 11},
-                                                           {"Slice", 14},
-                                                           {"ReduceMean", 12},
-                                                           {"Reshape", 13},
-                                                           {"Flatten", 13},
-                                                           {"Squeeze", 13},
-                                                           {"Unsqueeze", 13},
-                                                           {"Identity", 13},
-                                                           {"Dropout", 13}};
-  return ops;
-}
-
 // Values of `n` (inputs from `from` on, outputs from `out_from` on) into rule.row_major.
 void all_row_major(LayoutRule& rule, const Node& n, size_t from = 0, size_t out_from = 0) {
   for (size_t i = from; i < n.inputs.size(); ++i) rule.row_major.push_back(n.inputs[i]);
@@ -1018,9 +981,7 @@ bool has_empty_tensor(const Graph& g, const Node& n) {
 
 }  // namespace
 
-bool has_fast_kernel(const Node& node) {
-  return (node.domain.empty() || node.domain == "ai.onnx") && fast_ops().count(node.op) != 0;
-}
+bool has_fast_kernel(const Graph& g, const Node& node) { return fast_kernel(g, node) != FastKernel::kNone; }
 
 const Node* silu_mul_of(const Graph& g, const Node& sigmoid);
 
@@ -1042,24 +1003,25 @@ const Node* silu_mul_of(const Graph& g, const Node& sigmoid) {
 
 LayoutRule layout_rule(const Graph& g, const Node& n) {
   LayoutRule rule;
-  const auto op = fast_ops().find(n.op);
-  if (!has_fast_kernel(n) || n.inputs.empty() || n.outputs.empty() || !n.inputs[0].valid() || !n.outputs[0].valid()) {
+  const FastKernel kind = fast_kernel(g, n);
+  if (kind == FastKernel::kNone || n.inputs.empty() || n.outputs.empty() || !n.inputs[0].valid() ||
+      !n.outputs[0].valid()) {
     all_row_major(rule, n);
     return rule;
   }
   const ValueId x = n.inputs[0], y = n.outputs[0];
-  switch (op->second) {
-    case 0:  // Conv: the activation in and out each in either order
+  switch (kind) {
+    case FastKernel::kConv:  // the activation in and out each in either order
       all_row_major(rule, n, 1, 1);
       break;
-    case 2:
-    case 3:
-    case 6:
-    case 8:  // pools, activations, batch norm: the output in the input's order
+    case FastKernel::kPool:
+    case FastKernel::kGlobalPool:
+    case FastKernel::kActivation:
+    case FastKernel::kBatchNorm:  // the output in the input's order
       rule.ties.push_back({x, y});
       all_row_major(rule, n, 1, 1);
       break;
-    case 7: {  // binary: full-shape operands share the output's order
+    case FastKernel::kBinary: {  // full-shape operands share the output's order
       std::vector<ValueId> tie{y};
       for (ValueId v : n.inputs) {
         if (!v.valid()) continue;
@@ -1071,7 +1033,7 @@ LayoutRule layout_rule(const Graph& g, const Node& n) {
       rule.ties.push_back(std::move(tie));
       break;
     }
-    case 10: {  // Concat: on channels of 4-d tensors, all in one order
+    case FastKernel::kConcat: {  // on channels of 4-d tensors, all in one order
       const auto rank = static_cast<int64_t>(g.value(y).shape.size());
       const int64_t axis = n.int_attr("axis", 0);
       if (rank == 4 && (axis == 1 || axis == -3)) {
@@ -1082,7 +1044,7 @@ LayoutRule layout_rule(const Graph& g, const Node& n) {
       }
       break;
     }
-    case 13:  // copies: the same order where the shape stays
+    case FastKernel::kCopy:  // the same order where the shape stays
       if (g.value(x).shape == g.value(y).shape) {
         rule.ties.push_back({x, y});
         all_row_major(rule, n, 1, 1);
@@ -1097,15 +1059,15 @@ LayoutRule layout_rule(const Graph& g, const Node& n) {
 }
 
 std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const PrepareOptions& options, std::string& why) {
-  if (!has_fast_kernel(n)) {
+  const FastKernel kind = fast_kernel(g, n);
+  if (kind == FastKernel::kNone) {
     why = "no fast kernel for " + n.op;
     return nullptr;
   }
   set_threads(options.threads);
   try {
     if (has_empty_tensor(g, n)) not_fast("an empty tensor");
-    const int kind = fast_ops().find(n.op)->second;
-    if (kind == 13) {
+    if (kind == FastKernel::kCopy) {
       const Value& in = in_value(g, n, 0);
       const Value& out = out_value(g, n);
       for (size_t i = 1; i < n.outputs.size(); ++i)
@@ -1116,25 +1078,25 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
     }
     auto node = std::make_unique<DnnlNode>();
     switch (kind) {
-      case 0:
+      case FastKernel::kConv:
         prepare_conv(*node, g, n, options);
         break;
-      case 1:
+      case FastKernel::kConvTranspose:
         prepare_conv_transpose(*node, g, n, options);
         break;
-      case 2:
+      case FastKernel::kPool:
         prepare_pool(*node, g, n, n.op == "MaxPool", false, options);
         break;
-      case 3:
+      case FastKernel::kGlobalPool:
         prepare_pool(*node, g, n, n.op == "GlobalMaxPool", true, options);
         break;
-      case 4:
+      case FastKernel::kGemm:
         prepare_gemm(*node, g, n, options);
         break;
-      case 5:
+      case FastKernel::kMatMul:
         prepare_matmul(*node, g, n, options);
         break;
-      case 6:
+      case FastKernel::kActivation:
         if (options.fuse && n.op == "Sigmoid" && silu_mul_of(g, n)) return std::make_unique<SkippedNode>();
         if (options.fuse && fused_conv_of(g, n)) {
           const Value& in = in_value(g, n, 0);
@@ -1143,7 +1105,7 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
         }
         prepare_activation(*node, g, n);
         break;
-      case 7:
+      case FastKernel::kBinary:
         if (const int f = options.fuse ? forwarded_input(g, n) : -1; f >= 0) {
           const Value& in = in_value(g, n, static_cast<size_t>(f));
           return std::make_unique<ForwardNode>(n.op, element_count(in.shape, in.name) * host_element_bytes(in.dtype),
@@ -1154,25 +1116,26 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
         else
           prepare_binary(*node, g, n, options);
         break;
-      case 8:
+      case FastKernel::kBatchNorm:
         prepare_batch_norm(*node, g, n, options);
         break;
-      case 9:
+      case FastKernel::kSoftmax:
         prepare_softmax(*node, g, n);
         break;
-      case 10:
+      case FastKernel::kConcat:
         return prepare_concat(g, n, options);
-      case 11:
+      case FastKernel::kTranspose:
         prepare_transpose(*node, g, n);
         break;
-      case 12:
+      case FastKernel::kReduceMean:
         prepare_reduce_mean(*node, g, n);
         break;
-      case 14:
+      case FastKernel::kSlice:
         prepare_slice(*node, g, n);
         break;
-      default:
-        not_fast("unknown kind");
+      case FastKernel::kNone:
+      case FastKernel::kCopy:
+        break;  // handled above
     }
     return node;
   } catch (const NotFast& e) {

@@ -42,7 +42,7 @@ PreparedGraph prepare_graph(const Graph& graph, PrepareOptions options,
   Classes classes(values);
   for (size_t i = 0; i < order.size(); ++i) {
     const Node& node = graph.node(order[i]);
-    if (has_fast_kernel(node)) {
+    if (has_fast_kernel(graph, node)) {
       out.why[i] = blocker(node);
       may_be_fast[i] = out.why[i].empty();
     } else {
@@ -133,8 +133,8 @@ PreparedGraph prepare_graph(const Graph& graph, PrepareOptions options,
     // node does not forward it computes the plain Conv.
     for (size_t i = 0; i < order.size(); ++i) {
       const Node& node = graph.node(order[i]);
-      if (!out.nodes[i] || !out.nodes[i]->fused() || node.op != "Conv") continue;
-      const Node* post = post_op_node(graph, node);
+      if (!out.nodes[i] || !out.nodes[i]->fused()) continue;
+      const Node* post = post_op_node(graph, node);  // null unless `node` is a Conv
       if (!post) continue;
       if (const OpRecord* record = find_op(*post, graph.opset); record && record->idempotent) continue;
       const size_t j = position_of(post);

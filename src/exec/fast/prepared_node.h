@@ -77,8 +77,9 @@ const Node* fusion_partner(const Graph& graph, const Node& node);
 // (forwarded_input()).
 const Node* post_op_node(const Graph& graph, const Node& conv);
 
-// Whether the fast set has a kernel for the operator at all.
-bool has_fast_kernel(const Node& node);
+// Whether the fast set has a kernel for the operator at all: its op table record (at the
+// graph's opset) names a FastKernel family.
+bool has_fast_kernel(const Graph& graph, const Node& node);
 
 // The fast kernel of `node` prepared for options.threads threads, or null with `why` saying why
 // the fast set does not run this node (then the reference kernel does).
