@@ -1133,9 +1133,9 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
       case FastKernel::kSlice:
         prepare_slice(*node, g, n);
         break;
-      case FastKernel::kNone:
+      case FastKernel::kNone:  // both returned above
       case FastKernel::kCopy:
-        break;  // handled above
+        not_fast("no fast kernel");
     }
     return node;
   } catch (const NotFast& e) {
