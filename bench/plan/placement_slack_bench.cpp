@@ -3,7 +3,9 @@
 //  - generate_slack_instance: a 2^20-byte × time rectangle cut into pieces, 1-10% of them
 //    removed, 150-450 buffers left; the capacity is 2^20 and the lower bound is below it;
 //  - model plans: `memledger plan MODEL.onnx --csv F` files in --models=DIR; the capacity
-//    is the arena of the offsets the plan wrote (so known feasible), offsets not fixed.
+//    is the arena of the offsets the plan wrote (so known feasible), offsets not fixed. A
+//    file without offsets named NAME.CAPACITY.csv (MiniMalloc's benchmarks, e.g.
+//    A.1048576.csv) is decided at that capacity.
 // Reports the share placed within capacity within --budget seconds of CPU time (greedy
 // included), the CPU time until the plan first fitted (median, slowest), and greedy's arena /
 // capacity. CPU time, because the machine we measure on is shared: the search's deadline is
@@ -171,11 +173,22 @@ void BM_ModelPlans(benchmark::State& state) {
     for (const auto& file : files) {
       Problem p = read_problem_csv(file);
       std::vector<int64_t> witness;
+      bool offsets = false;
       for (Buffer& b : p.buffers) {
+        offsets = offsets || b.fixed_offset.has_value();
         witness.push_back(b.fixed_offset.value_or(0));
         b.fixed_offset.reset();
       }
-      run_instance(file.stem().string(), p, arena_bytes(p, witness), tally);
+      int64_t capacity = arena_bytes(p, witness);
+      const std::string stem = file.stem().string();
+      if (!offsets && stem.find('.') != std::string::npos) {
+        capacity = std::strtoll(stem.substr(stem.rfind('.') + 1).c_str(), nullptr, 10);
+      }
+      if (!offsets && capacity <= 0) {
+        std::fprintf(stderr, "  %s: no offsets and no capacity in its name, skipped\n", stem.c_str());
+        continue;
+      }
+      run_instance(stem, p, capacity, tally);
     }
     report(state, tally);
   }
