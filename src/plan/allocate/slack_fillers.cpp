@@ -1,65 +1,186 @@
 #include "memledger/plan/allocate/slack_fillers.h"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <vector>
 
 namespace memledger::allocate {
+namespace {
 
-std::optional<Problem> with_slack_fillers(const Problem& problem, int64_t capacity) {
-  std::vector<int64_t> steps;
-  for (const Buffer& b : problem.buffers) {
-    if (b.size == 0) continue;
-    steps.push_back(b.lower);
-    steps.push_back(b.upper);
+// SplitMix64 (the same sequence everywhere, so a seed names one decomposition).
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
   }
-  if (steps.empty()) return std::nullopt;
-  std::sort(steps.begin(), steps.end());
-  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
-  auto index_of = [&](int64_t step) { return std::lower_bound(steps.begin(), steps.end(), step) - steps.begin(); };
-  // Live bytes per section (between consecutive distinct steps), by a difference array.
-  const size_t sections = steps.size() - 1;
-  std::vector<int64_t> slack(sections + 1, 0);
+  size_t below(size_t n) { return static_cast<size_t>(next() % n); }
+
+ private:
+  uint64_t state_;
+};
+
+// The room left per section (between consecutive distinct steps), then a 0 that closes
+// every filler.
+struct Profile {
+  std::vector<int64_t> steps;
+  std::vector<int64_t> slack;  // steps.size() entries: one per section, then the sentinel
+};
+
+std::optional<Profile> slack_profile(const Problem& problem, int64_t capacity) {
+  Profile p;
   for (const Buffer& b : problem.buffers) {
     if (b.size == 0) continue;
-    slack[index_of(b.lower)] += b.size;
-    slack[index_of(b.upper)] -= b.size;
+    p.steps.push_back(b.lower);
+    p.steps.push_back(b.upper);
+  }
+  if (p.steps.empty()) return std::nullopt;
+  std::sort(p.steps.begin(), p.steps.end());
+  p.steps.erase(std::unique(p.steps.begin(), p.steps.end()), p.steps.end());
+  auto index_of = [&](int64_t step) {
+    return std::lower_bound(p.steps.begin(), p.steps.end(), step) - p.steps.begin();
+  };
+  // Live bytes per section by a difference array.
+  const size_t sections = p.steps.size() - 1;
+  p.slack.assign(sections + 1, 0);
+  for (const Buffer& b : problem.buffers) {
+    if (b.size == 0) continue;
+    p.slack[index_of(b.lower)] += b.size;
+    p.slack[index_of(b.upper)] -= b.size;
   }
   int64_t live = 0;
   for (size_t k = 0; k < sections; ++k) {
-    live += slack[k];
+    live += p.slack[k];
     if (live > capacity) return std::nullopt;
-    slack[k] = capacity - live;
+    p.slack[k] = capacity - live;
   }
-  slack[sections] = 0;  // the sentinel that closes every layer
+  p.slack[sections] = 0;
+  return p;
+}
 
-  Problem filled = problem;
-  auto add = [&](size_t first, size_t end, int64_t size) {
-    filled.buffers.push_back(
-        Buffer{.id = "slack-filler-" + std::to_string(filled.buffers.size() - problem.buffers.size()),
-               .size = size,
-               .alignment = 1,
-               .lower = steps[first],
-               .upper = steps[end],
-               .fixed_offset = std::nullopt});
-  };
-  // The profile's layers by one sweep: a stack of (first section, height) with rising
-  // heights; where the profile drops, each layer above the new height ends there.
+struct Piece {
+  size_t first, end;  // sections [first, end)
+  int64_t size;
+};
+
+// The profile's layers by one sweep: a stack of (first section, height) with rising
+// heights; where the profile drops, each layer above the new height ends there.
+std::vector<Piece> layers(const Profile& p) {
   struct Open {
     size_t first;
     int64_t height;
   };
+  std::vector<Piece> pieces;
   std::vector<Open> open;
-  for (size_t k = 0; k <= sections; ++k) {
+  for (size_t k = 0; k < p.slack.size(); ++k) {
     size_t first = k;
-    while (!open.empty() && open.back().height > slack[k]) {
+    while (!open.empty() && open.back().height > p.slack[k]) {
       const Open top = open.back();
       open.pop_back();
-      const int64_t base = std::max(slack[k], open.empty() ? int64_t{0} : open.back().height);
-      add(top.first, k, top.height - base);
+      const int64_t base = std::max(p.slack[k], open.empty() ? int64_t{0} : open.back().height);
+      pieces.push_back({top.first, k, top.height - base});
       first = top.first;
     }
-    if (slack[k] > (open.empty() ? 0 : open.back().height)) open.push_back({first, slack[k]});
+    if (p.slack[k] > (open.empty() ? 0 : open.back().height)) open.push_back({first, p.slack[k]});
+  }
+  return pieces;
+}
+
+// Up to three of the open heights (indices into `order`'s order) that add up to `target`.
+std::vector<size_t> exact_subset(const std::vector<int64_t>& heights, const std::vector<size_t>& order,
+                                 int64_t target) {
+  const size_t n = order.size();
+  for (size_t a = 0; a < n; ++a) {
+    const int64_t ha = heights[order[a]];
+    if (ha == target) return {order[a]};
+  }
+  for (size_t a = 0; a < n; ++a) {
+    for (size_t b = a + 1; b < n; ++b) {
+      if (heights[order[a]] + heights[order[b]] == target) return {order[a], order[b]};
+    }
+  }
+  for (size_t a = 0; a < n; ++a) {
+    for (size_t b = a + 1; b < n; ++b) {
+      const int64_t hab = heights[order[a]] + heights[order[b]];
+      if (hab >= target) continue;
+      for (size_t c = b + 1; c < n; ++c) {
+        if (hab + heights[order[c]] == target) return {order[a], order[b], order[c]};
+      }
+    }
+  }
+  return {};
+}
+
+// A random decomposition by one sweep over the sections, as the pieces removed from a full
+// placement would give it: where the profile rises, a new filler starts; where it drops,
+// fillers whose heights add up to the drop end there when there are such (up to three, the
+// first found in a random order of the open fillers), otherwise fillers in a random order
+// until the drop is covered, the last one split (its lower part ends there, the rest goes
+// on, as in the layers).
+std::vector<Piece> random_sweep(const Profile& p, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<Piece> pieces;
+  std::vector<size_t> first;    // of the open fillers
+  std::vector<int64_t> height;  // of the open fillers
+  int64_t open_bytes = 0;
+  for (size_t k = 0; k < p.slack.size(); ++k) {
+    const int64_t target = p.slack[k];
+    if (target < open_bytes) {
+      int64_t drop = open_bytes - target;
+      std::vector<size_t> order(first.size());
+      std::iota(order.begin(), order.end(), size_t{0});
+      for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+      std::vector<size_t> ending = exact_subset(height, order, drop);
+      if (ending.empty()) {
+        for (const size_t i : order) {
+          if (drop == 0) break;
+          if (height[i] <= drop) {
+            drop -= height[i];
+            ending.push_back(i);
+          } else {
+            pieces.push_back({first[i], k, drop});
+            height[i] -= drop;
+            drop = 0;
+          }
+        }
+      }
+      // Close from the back, so that moving the last open filler into a closed one's place
+      // never moves one still to close.
+      std::sort(ending.rbegin(), ending.rend());
+      for (const size_t i : ending) {
+        pieces.push_back({first[i], k, height[i]});
+        first[i] = first.back();
+        height[i] = height.back();
+        first.pop_back();
+        height.pop_back();
+      }
+    } else if (target > open_bytes) {
+      first.push_back(k);
+      height.push_back(target - open_bytes);
+    }
+    open_bytes = target;
+  }
+  return pieces;
+}
+
+}  // namespace
+
+std::optional<Problem> with_slack_fillers(const Problem& problem, int64_t capacity, const FillerShape& shape) {
+  const std::optional<Profile> profile = slack_profile(problem, capacity);
+  if (!profile) return std::nullopt;
+  const std::vector<Piece> pieces = shape.seed == 0 ? layers(*profile) : random_sweep(*profile, shape.seed);
+  Problem filled = problem;
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    filled.buffers.push_back(Buffer{.id = "slack-filler-" + std::to_string(k),
+                                    .size = pieces[k].size,
+                                    .alignment = 1,
+                                    .lower = profile->steps[pieces[k].first],
+                                    .upper = profile->steps[pieces[k].end],
+                                    .fixed_offset = std::nullopt});
   }
   return filled;
 }

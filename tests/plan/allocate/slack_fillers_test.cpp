@@ -45,6 +45,39 @@ TEST(AllocateSlackFillers, CutsTheSlackProfileIntoItsLayers) {
   EXPECT_TRUE(is_tight(*filled, 10));
 }
 
+// The same profile by the sweep: 5 bytes open over the first step, 3 more from the second,
+// the drop of 5 at the third ends the 5-byte filler (as pieces [0, 2) × 5 and [1, 3) × 3
+// taken out of a full placement would leave it), whatever the seed.
+TEST(AllocateSlackFillers, TheSweepEndsFillersWhoseHeightsMakeTheDrop) {
+  Problem p;
+  p.buffers = {buffer("a", 0, 1, 5), buffer("b", 1, 2, 2), buffer("c", 2, 3, 7)};
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    const std::optional<Problem> filled = with_slack_fillers(p, 10, FillerShape{.seed = seed});
+    ASSERT_TRUE(filled.has_value());
+    const std::vector<std::tuple<int64_t, int64_t, int64_t>> expected = {{0, 2, 5}, {1, 3, 3}};
+    EXPECT_EQ(fillers_of(p, *filled), expected);
+  }
+}
+
+// A drop that no set of open fillers makes splits one: slack 4, 6, 1 (fillers of 4 and 2
+// open, a drop of 5) ends the 4 and 1 byte of the 2, the other byte goes on.
+TEST(AllocateSlackFillers, TheSweepSplitsAFillerWhereNoSetMakesTheDrop) {
+  Problem p;
+  p.buffers = {buffer("a", 0, 1, 6), buffer("b", 1, 2, 4), buffer("c", 2, 3, 9)};
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    SCOPED_TRACE(seed);
+    const std::optional<Problem> filled = with_slack_fillers(p, 10, FillerShape{.seed = seed});
+    ASSERT_TRUE(filled.has_value());
+    EXPECT_TRUE(is_tight(*filled, 10));
+    const std::vector<std::tuple<int64_t, int64_t, int64_t>> fillers = fillers_of(p, *filled);
+    // Either the 4 ends whole and the 2 splits (1 ends, 1 goes on), or the 2 ends whole and
+    // the 4 splits (3 ends, 1 goes on).
+    const std::vector<std::tuple<int64_t, int64_t, int64_t>> four_first = {{0, 2, 4}, {1, 2, 1}, {1, 3, 1}};
+    const std::vector<std::tuple<int64_t, int64_t, int64_t>> two_first = {{0, 2, 3}, {0, 3, 1}, {1, 2, 2}};
+    EXPECT_TRUE(fillers == four_first || fillers == two_first);
+  }
+}
+
 // A step where nothing lives gets the whole capacity; a step above the capacity gives none.
 TEST(AllocateSlackFillers, EmptyStepsAndStepsAboveTheCapacity) {
   Problem p;
@@ -57,16 +90,23 @@ TEST(AllocateSlackFillers, EmptyStepsAndStepsAboveTheCapacity) {
   EXPECT_FALSE(with_slack_fillers(Problem{}, 3).has_value());
 }
 
-// On generated instances with slack the filled problem is tight at the capacity.
+// On generated instances with slack the filled problem is tight at the capacity, for the
+// layers and for every sweep: the fillers and the live bytes fill every section exactly.
 TEST(AllocateSlackFillers, MakesGeneratedSlackInstancesTight) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
-    const SlackInstance h = generate_slack_instance(seed, 60 + static_cast<int64_t>(seed) * 10, 1 + seed % 6,
+    const SlackInstance h = generate_slack_instance(seed, 60 + static_cast<int64_t>(seed) * 10, 1 + seed * 2,
                                                     seed % 2 ? CutStyle::kBrick : CutStyle::kGuillotine);
-    SCOPED_TRACE(seed);
-    const std::optional<Problem> filled = with_slack_fillers(h.problem, h.capacity);
-    ASSERT_TRUE(filled.has_value());
-    EXPECT_TRUE(is_tight(*filled, h.capacity));
-    EXPECT_GT(filled->buffers.size(), h.problem.buffers.size());
+    for (uint64_t shape = 0; shape <= 4; ++shape) {
+      SCOPED_TRACE(::testing::Message() << "instance " << seed << ", shape " << shape);
+      const std::optional<Problem> filled = with_slack_fillers(h.problem, h.capacity, FillerShape{.seed = shape});
+      ASSERT_TRUE(filled.has_value());
+      EXPECT_TRUE(is_tight(*filled, h.capacity));
+      EXPECT_GT(filled->buffers.size(), h.problem.buffers.size());
+      for (size_t k = h.problem.buffers.size(); k < filled->buffers.size(); ++k) {
+        EXPECT_GT(filled->buffers[k].size, 0);
+        EXPECT_LT(filled->buffers[k].lower, filled->buffers[k].upper);
+      }
+    }
   }
 }
 
@@ -88,6 +128,31 @@ TEST(AllocateSlackFillers, APerfectPackingOfTheFilledProblemPlacesTheBuffers) {
   s.optimal = s.arena_bytes == lower_bound(h.problem).bytes;
   testing::expect_valid_plan(h.problem, s);
   EXPECT_LE(s.arena_bytes, h.capacity);
+}
+
+// brick_1006 of the slack bench (244 buffers, 17 pieces removed): neither the decision
+// search's first 100 000 nodes nor the layers' 60 000 place it; the sweep's fillers do.
+TEST(AllocateSlackFillers, TheSweepsFillersPlaceWhatTheLayersDoNot) {
+  const SlackInstance h = generate_slack_instance(1006, 244, 17, CutStyle::kBrick);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  const std::optional<Problem> layers = with_slack_fillers(h.problem, h.capacity);
+  ASSERT_TRUE(layers.has_value());
+  EXPECT_NE(find_perfect_packing(*layers, h.capacity, deadline, {}, 60'000).outcome,
+            PerfectPackingResult::Outcome::kFound);
+  const std::optional<Problem> swept = with_slack_fillers(h.problem, h.capacity, FillerShape{.seed = 1});
+  ASSERT_TRUE(swept.has_value());
+  const PerfectPackingResult packing = find_perfect_packing(*swept, h.capacity, deadline, {}, 60'000);
+  ASSERT_EQ(packing.outcome, PerfectPackingResult::Outcome::kFound);
+  Solution s{.offsets = packing.offsets, .algorithm = "fillers"};
+  s.offsets.resize(h.problem.buffers.size());
+  s.arena_bytes = arena_bytes(h.problem, s.offsets);
+  s.optimal = s.arena_bytes == lower_bound(h.problem).bytes;
+  testing::expect_valid_plan(h.problem, s);
+  EXPECT_LE(s.arena_bytes, h.capacity);
+  const PlacementDecision decided = decide_within(h.problem, h.capacity, 60);
+  ASSERT_TRUE(decided.solution.has_value());
+  testing::expect_valid_plan(h.problem, *decided.solution);
+  EXPECT_LE(decided.solution->arena_bytes, h.capacity);
 }
 
 // decide_within takes the filler packing after its first short search, repeatably.

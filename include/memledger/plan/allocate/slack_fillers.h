@@ -1,12 +1,16 @@
 // The slack of a problem at a capacity, as filler buffers that make it tight: the room left
-// in each section of time (capacity − the sizes live there) is cut into the horizontal
-// layers of its profile (a histogram: each layer a maximal run of sections at least that
-// high), one filler per layer. A perfect packing of the filled problem (perfect_packing.h)
+// in each section of time (capacity − the sizes live there) is cut into rectangles whose
+// stacked profile is that room — the horizontal layers of the profile (a histogram: each
+// layer a maximal run of sections at least that high), or a sweep that starts a filler
+// where the profile rises and ends open fillers whose heights make a drop (the holes that
+// pieces taken out of a full placement leave: on the slack bench's development seeds it
+// places about three times as many of the instances the first decision search leaves as the
+// layers do). A perfect packing of the filled problem (perfect_packing.h)
 // places the real buffers within the capacity, holes where the fillers lie; the
 // perfect-packing search prunes far harder than a search that may leave bytes empty, so it
 // is tried first, on a share of the budget (exact.cpp).
 //
-// Limits: a heuristic restriction — the holes must be shaped like these layers, so the
+// Limits: a heuristic restriction — the holes must be shaped like these fillers, so the
 // filled problem may be infeasible where the original is not (that proves nothing about the
 // original). No fillers when some section is already above the capacity.
 #pragma once
@@ -18,8 +22,17 @@
 
 namespace memledger::allocate {
 
+// How the slack profile is cut: seed 0 its layers; any other seed one decomposition by a
+// sweep over time, as the pieces taken out of a full placement would leave it: a filler
+// starts wherever the profile rises, and where it drops, open fillers whose heights add up to
+// the drop end there (the seed orders the open fillers when several sets would do; where
+// none does, fillers end in that order, the last one split as in the layers).
+struct FillerShape {
+  uint64_t seed = 0;
+};
+
 // The problem's buffers, in order and unchanged, then the fillers (ids "slack-filler-K"),
 // or nullopt when a section holds more than `capacity` or there is no buffer of size > 0.
-std::optional<Problem> with_slack_fillers(const Problem& problem, int64_t capacity);
+std::optional<Problem> with_slack_fillers(const Problem& problem, int64_t capacity, const FillerShape& shape = {});
 
 }  // namespace memledger::allocate
