@@ -7,38 +7,17 @@
 
 #include "memledger/core/error.h"
 #include "memledger/plan/allocate/lower_bound.h"
+#include "split_mix.h"
 
 namespace memledger::allocate {
 namespace {
-
-// SplitMix64: tiny, and the same sequence on every platform and standard library (the
-// <random> distributions are not), so a seed names one instance everywhere.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [lo, hi] (a negligible modulo bias is fine for test data).
-  int64_t uniform(int64_t lo, int64_t hi) {
-    ML_CHECK(lo <= hi);
-    return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
-  }
-  bool chance(double p) { return static_cast<double>(next() >> 11) * 0x1.0p-53 < p; }
-
- private:
-  uint64_t state_;
-};
 
 struct Piece {
   int64_t lower, upper;  // steps
   int64_t offset, end;   // bytes
 };
 
-std::vector<Piece> guillotine(Rng& rng, int64_t count, int64_t capacity) {
+std::vector<Piece> guillotine(SplitMix64& rng, int64_t count, int64_t capacity) {
   std::vector<Piece> pieces = {{0, std::max<int64_t>(count, 2), 0, capacity}};
   while (static_cast<int64_t>(pieces.size()) < count) {
     // Prefer big pieces (pick the larger of two at random), else slivers multiply.
@@ -71,7 +50,7 @@ std::vector<Piece> guillotine(Rng& rng, int64_t count, int64_t capacity) {
 }
 
 // Cuts [offset, end) into `parts` non-empty spans at distinct random points.
-std::vector<std::pair<int64_t, int64_t>> split_bytes(Rng& rng, int64_t offset, int64_t end, int64_t parts) {
+std::vector<std::pair<int64_t, int64_t>> split_bytes(SplitMix64& rng, int64_t offset, int64_t end, int64_t parts) {
   parts = std::min(parts, end - offset);
   std::vector<int64_t> cuts;
   while (static_cast<int64_t>(cuts.size()) < parts - 1) {
@@ -89,7 +68,7 @@ std::vector<std::pair<int64_t, int64_t>> split_bytes(Rng& rng, int64_t offset, i
   return spans;
 }
 
-std::vector<Piece> brick(Rng& rng, int64_t count, int64_t capacity) {
+std::vector<Piece> brick(SplitMix64& rng, int64_t count, int64_t capacity) {
   constexpr int64_t kMinLive = 3, kMaxLive = 24;  // pieces live at once
   std::vector<Piece> done;
   std::vector<Piece> live;  // ordered by offset, tiling [0, capacity)
@@ -131,7 +110,7 @@ std::vector<Piece> brick(Rng& rng, int64_t count, int64_t capacity) {
 
 HardInstance generate_hard_instance(uint64_t seed, int64_t buffers, CutStyle style, int64_t capacity) {
   ML_CHECK(buffers >= 1 && capacity >= buffers, "{} buffers in {} bytes", buffers, capacity);
-  Rng rng(seed);
+  SplitMix64 rng(seed);
   std::vector<Piece> pieces =
       style == CutStyle::kGuillotine ? guillotine(rng, buffers, capacity) : brick(rng, buffers, capacity);
   for (size_t i = pieces.size(); i > 1; --i)
@@ -152,7 +131,7 @@ SlackInstance generate_slack_instance(uint64_t seed, int64_t buffers, int64_t re
   HardInstance cut = generate_hard_instance(seed, buffers + removed, style, capacity);
   // Each piece removed is live at a step that is still full, while there is one, so the
   // lower bound drops below the capacity where the share allows.
-  Rng rng(seed ^ 0x5eedc0ffee5eedULL);
+  SplitMix64 rng(seed ^ 0x5eedc0ffee5eedULL);
   const std::vector<Buffer>& pieces = cut.problem.buffers;
   int64_t steps = 0;
   for (const Buffer& b : pieces) steps = std::max(steps, b.upper);
@@ -189,7 +168,7 @@ SlackInstance generate_slack_instance(uint64_t seed, int64_t buffers, int64_t re
 
 Problem generate_random_problem(uint64_t seed, int64_t buffers, int64_t max_size, bool with_alignment) {
   ML_CHECK(buffers >= 0 && max_size >= 1);
-  Rng rng(seed);
+  SplitMix64 rng(seed);
   const int64_t steps = std::max<int64_t>(4, buffers / 4);
   Problem problem;
   problem.buffers.reserve(buffers);

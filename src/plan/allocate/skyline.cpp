@@ -66,12 +66,8 @@ Starters build_starters(const Sections& s, Branching branching) {
 }
 
 int64_t Perturbation::place(int64_t position) {
-  if (state_ == 0) return position;
-  uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z ^= z >> 31;
-  return position + static_cast<int64_t>(z % 16);
+  if (!active()) return position;
+  return position + static_cast<int64_t>(rng_.next() % 16);
 }
 
 namespace {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "memledger/plan/allocate/problem.h"
+#include "split_mix.h"
 
 namespace memledger::allocate::skyline {
 
@@ -41,12 +42,13 @@ Starters build_starters(const Sections& s, Branching branching);
 // its place unchanged). Each candidate may move up to 15 places.
 class Perturbation {
  public:
-  explicit Perturbation(uint64_t seed) : state_(seed) {}
-  bool active() const { return state_ != 0; }
+  explicit Perturbation(uint64_t seed) : active_(seed != 0), rng_(seed) {}
+  bool active() const { return active_; }
   int64_t place(int64_t position);
 
  private:
-  uint64_t state_;
+  bool active_;
+  SplitMix64 rng_;
 };
 
 // One run of the restart schedule: round r searches forward or backward in time, size or

@@ -5,24 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "split_mix.h"
+
 namespace memledger::allocate {
 namespace {
-
-// SplitMix64 (the same sequence everywhere, so a seed names one decomposition).
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  size_t below(size_t n) { return static_cast<size_t>(next() % n); }
-
- private:
-  uint64_t state_;
-};
 
 // The room left per section (between consecutive distinct steps), then a 0 that closes
 // every filler.
@@ -122,7 +108,7 @@ std::vector<size_t> exact_subset(const std::vector<int64_t>& heights, const std:
 // until the drop is covered, the last one split (its lower part ends there, the rest goes
 // on, as in the layers).
 std::vector<Piece> random_sweep(const Profile& p, uint64_t seed) {
-  Rng rng(seed);
+  SplitMix64 rng(seed);
   std::vector<Piece> pieces;
   std::vector<size_t> first;    // of the open fillers
   std::vector<int64_t> height;  // of the open fillers

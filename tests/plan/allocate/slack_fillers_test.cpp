@@ -115,6 +115,16 @@ TEST(AllocateSlackFillers, MakesGeneratedSlackInstancesTight) {
 // in a few thousand nodes.
 SlackInstance bench_brick_40011() { return generate_slack_instance(40011, 323, 6, CutStyle::kBrick); }
 
+// The packing of a filled problem, cut back to the real buffers: a valid plan within the capacity.
+void expect_places_within(const SlackInstance& h, const PerfectPackingResult& packing) {
+  Solution s{.offsets = packing.offsets, .algorithm = "fillers"};
+  s.offsets.resize(h.problem.buffers.size());
+  s.arena_bytes = arena_bytes(h.problem, s.offsets);
+  s.optimal = s.arena_bytes == lower_bound(h.problem).bytes;
+  testing::expect_valid_plan(h.problem, s);
+  EXPECT_LE(s.arena_bytes, h.capacity);
+}
+
 TEST(AllocateSlackFillers, APerfectPackingOfTheFilledProblemPlacesTheBuffers) {
   const SlackInstance h = bench_brick_40011();
   const std::optional<Problem> filled = with_slack_fillers(h.problem, h.capacity);
@@ -122,12 +132,7 @@ TEST(AllocateSlackFillers, APerfectPackingOfTheFilledProblemPlacesTheBuffers) {
   const PerfectPackingResult packing =
       find_perfect_packing(*filled, h.capacity, std::chrono::steady_clock::now() + std::chrono::minutes(1));
   ASSERT_EQ(packing.outcome, PerfectPackingResult::Outcome::kFound);
-  Solution s{.offsets = packing.offsets, .algorithm = "fillers"};
-  s.offsets.resize(h.problem.buffers.size());
-  s.arena_bytes = arena_bytes(h.problem, s.offsets);
-  s.optimal = s.arena_bytes == lower_bound(h.problem).bytes;
-  testing::expect_valid_plan(h.problem, s);
-  EXPECT_LE(s.arena_bytes, h.capacity);
+  expect_places_within(h, packing);
 }
 
 // brick_1006 of the slack bench (244 buffers, 17 pieces removed): neither the decision
@@ -143,12 +148,7 @@ TEST(AllocateSlackFillers, TheSweepsFillersPlaceWhatTheLayersDoNot) {
   ASSERT_TRUE(swept.has_value());
   const PerfectPackingResult packing = find_perfect_packing(*swept, h.capacity, deadline, {}, 60'000);
   ASSERT_EQ(packing.outcome, PerfectPackingResult::Outcome::kFound);
-  Solution s{.offsets = packing.offsets, .algorithm = "fillers"};
-  s.offsets.resize(h.problem.buffers.size());
-  s.arena_bytes = arena_bytes(h.problem, s.offsets);
-  s.optimal = s.arena_bytes == lower_bound(h.problem).bytes;
-  testing::expect_valid_plan(h.problem, s);
-  EXPECT_LE(s.arena_bytes, h.capacity);
+  expect_places_within(h, packing);
   const PlacementDecision decided = decide_within(h.problem, h.capacity, 60);
   ASSERT_TRUE(decided.solution.has_value());
   testing::expect_valid_plan(h.problem, *decided.solution);
