@@ -561,7 +561,6 @@ DecisionResult decide_placement(const Problem& problem, int64_t capacity, Clock:
       max_nodes);
   result.nodes = run.nodes;
   result.restarts = run.restarts;
-
   if (run.outcome == Outcome::kFound) {
     result.outcome = DecisionResult::Outcome::kFound;
     result.offsets.assign(problem.buffers.size(), 0);

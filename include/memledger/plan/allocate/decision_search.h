@@ -15,7 +15,9 @@
 // every section, the unplaced buffers live there must fit between its height and the
 // capacity; in every well, the buffers that cross its walls must fit above the lower wall,
 // and the sections at its floor must be spanned by a chain of buffers that fit there and of
-// bytes left empty where there is slack (the perfect packing's tiling, where there is none).
+// bytes left empty where there is slack (the perfect packing's tiling, where there is none);
+// at a step of the skyline (higher on one side, lower on the other) in a section without
+// slack, some unplaced buffer must start (end) at the higher side's edge and fit on the step.
 // Identical buffers (same lifetime and size) are placed in one order only. Dominance (each
 // rule maps a placement it cuts off onto one in a branch already searched without success):
 // a well whose positions were all left empty is not raised while an unplaced buffer within it
