@@ -3,8 +3,12 @@
 # demo.sh and test.sh; safe to run again. Groups: build (always), corpus, browser.
 set -euo pipefail
 
+# ocl-icd-opencl-dev: Debian's oneDNN is built with an OpenCL GPU runtime, so its CMake config
+# requires the OpenCL headers; the package only recommends them and we install without
+# recommends.
 build_packages=(cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev libonnx-dev libprotobuf-dev
-  protobuf-compiler libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev libdnnl-dev)
+  protobuf-compiler libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev libdnnl-dev
+  ocl-icd-opencl-dev)
 test_packages=(libonnx-testdata clang libclang-rt-14-dev python3-onnx python3-numpy python3-torch
   python3-torchvision chromium)
 
