@@ -43,8 +43,9 @@ std::optional<int64_t> parse_int(std::string_view s) {
   return value;
 }
 
-// The column names, in either spelling MiniMalloc's benchmarks use: `id,lower,upper,size`
-// (the first releases) or `buffer,start,end,size` (later ones).
+// The column names in both of MiniMalloc's spellings: `id,lower,upper,size` (its current form,
+// `upper` exclusive) and `buffer,start,end,size` (its older form, which its converter reads and
+// writes with `end` inclusive: the last step the buffer is live).
 constexpr std::string_view kNames[2][5] = {{"id", "lower", "upper", "size", "offset"},
                                            {"buffer", "start", "end", "size", "offset"}};
 
@@ -52,16 +53,14 @@ bool is_header(const std::vector<std::string_view>& fields) {
   return fields.size() >= 2 && (fields[0] == kNames[0][0] || fields[0] == kNames[1][0]) && !parse_int(fields[1]);
 }
 
-void check_header(const std::vector<std::string_view>& fields, std::string_view source, int64_t line) {
-  bool ok = false;
-  for (const auto& names : kNames) {
+// Returns whether the header is the `buffer,start,end` form.
+bool check_header(const std::vector<std::string_view>& fields, std::string_view source, int64_t line) {
+  for (size_t form = 0; form < 2; ++form) {
     bool same = fields.size() == 4 || fields.size() == 5;
-    for (size_t i = 0; same && i < fields.size(); ++i) same = fields[i] == names[i];
-    ok = ok || same;
+    for (size_t i = 0; same && i < fields.size(); ++i) same = fields[i] == kNames[form][i];
+    if (same) return form == 1;
   }
-  if (!ok) {
-    fail("{}:{}: the header must be 'id,lower,upper,size[,offset]' or 'buffer,start,end,size[,offset]'", source, line);
-  }
+  fail("{}:{}: the header must be 'id,lower,upper,size[,offset]' or 'buffer,start,end,size[,offset]'", source, line);
 }
 
 }  // namespace
@@ -69,7 +68,8 @@ void check_header(const std::vector<std::string_view>& fields, std::string_view 
 Problem parse_problem_csv(std::string_view text, std::string_view source) {
   Problem problem;
   std::unordered_map<std::string_view, int64_t> first_line_of;
-  size_t columns = 0;  // 4 or 5 once the header or the first row has set it
+  size_t columns = 0;      // 4 or 5 once the header or the first row has set it
+  bool inclusive = false;  // the `buffer,start,end` header: `end` is the last step, not one past it
   int64_t line_number = 0;
   size_t at = 0;
   while (at < text.size()) {
@@ -81,7 +81,7 @@ Problem parse_problem_csv(std::string_view text, std::string_view source) {
     if (trim(line).empty()) continue;
     const std::vector<std::string_view> fields = split_fields(line);
     if (columns == 0 && is_header(fields)) {
-      check_header(fields, source, line_number);
+      inclusive = check_header(fields, source, line_number);
       columns = fields.size();
       continue;
     }
@@ -101,11 +101,21 @@ Problem parse_problem_csv(std::string_view text, std::string_view source) {
     };
     Buffer b;
     b.id = std::string(fields[0]);
-    b.lower = integer(1, "lower");
-    b.upper = integer(2, "upper");
+    b.lower = integer(1, inclusive ? "start" : "lower");
+    b.upper = integer(2, inclusive ? "end" : "upper");
     b.size = integer(3, "size");
     if (b.size < 0) fail("{}:{}: size {} of '{}' is negative", source, line_number, b.size, b.id);
-    if (b.lower >= b.upper) {
+    if (inclusive) {
+      if (b.lower > b.upper) {
+        fail("{}:{}: start {} of '{}' must not be after end {} (end is inclusive)", source, line_number, b.lower, b.id,
+             b.upper);
+      }
+      const int64_t end = b.upper;
+      if (__builtin_add_overflow(end, 1, &b.upper)) {
+        fail("{}:{}: end {} of '{}' is the largest 64-bit integer: one past it overflows", source, line_number, end,
+             b.id);
+      }
+    } else if (b.lower >= b.upper) {
       fail("{}:{}: lower {} of '{}' must be less than upper {} (upper is exclusive)", source, line_number, b.lower,
            b.id, b.upper);
     }

@@ -1,8 +1,9 @@
 // The CSV interchange form of a placement problem, the one public allocation benchmarks
-// (MiniMalloc's among them) use: `id,lower,upper,size[,offset]`, one buffer a line, an
-// optional header line (`buffer,start,end,size[,offset]` is read as the same), `upper` exclusive. A solution is written
-// in the same form with the offset column filled in. Parsing is strict: every fault is an Error naming the file and the
-// 1-based line.
+// (MiniMalloc's among them) use: `id,lower,upper,size[,offset]`, one buffer a line, `upper`
+// exclusive, an optional header line. MiniMalloc's older header `buffer,start,end,size[,offset]`
+// is read as its converter reads it: `end` inclusive (upper = end + 1). A solution is written
+// in the first form with the offset column filled in. Parsing is strict: every fault is an Error
+// naming the file and the 1-based line.
 #pragma once
 
 #include <filesystem>
