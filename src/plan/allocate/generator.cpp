@@ -156,7 +156,13 @@ SlackInstance generate_slack_instance(uint64_t seed, int64_t buffers, int64_t re
   SlackInstance instance;
   instance.capacity = capacity;
   for (size_t i = 0; i < cut.problem.buffers.size(); ++i) {
-    if (gone[i]) continue;
+    if (gone[i]) {
+      Buffer hole = cut.problem.buffers[i];
+      hole.id = fmt::format("removed{}", instance.removed.size());
+      hole.fixed_offset = cut.witness[i];
+      instance.removed.push_back(std::move(hole));
+      continue;
+    }
     Buffer b = cut.problem.buffers[i];
     b.id = fmt::format("b{}", instance.problem.buffers.size());
     instance.problem.buffers.push_back(std::move(b));

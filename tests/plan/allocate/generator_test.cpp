@@ -34,6 +34,29 @@ INSTANTIATE_TEST_SUITE_P(Styles, AllocateGenerator, ::testing::Values(CutStyle::
                            return param_info.param == CutStyle::kGuillotine ? "Guillotine" : "Brick";
                          });
 
+TEST_P(AllocateGenerator, TheRemovedPiecesAreTheHolesOfTheWitness) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    SCOPED_TRACE(seed);
+    const int64_t buffers = 150 + static_cast<int64_t>(seed * 30);
+    const int64_t removed = 1 + static_cast<int64_t>(seed) * buffers / 100;
+    const SlackInstance s = generate_slack_instance(seed, buffers, removed, GetParam());
+    ASSERT_EQ(static_cast<int64_t>(s.problem.buffers.size()), buffers);
+    ASSERT_EQ(static_cast<int64_t>(s.removed.size()), removed);
+    // The witness with the removed pieces at their offsets fills every step exactly.
+    Problem whole = s.problem;
+    std::vector<int64_t> offsets = s.witness;
+    for (const Buffer& hole : s.removed) {
+      Buffer b = hole;
+      offsets.push_back(*b.fixed_offset);
+      b.fixed_offset.reset();
+      whole.buffers.push_back(b);
+    }
+    EXPECT_EQ(lower_bound(whole).bytes, s.capacity);
+    testing::expect_valid_plan(whole, Solution{offsets, s.capacity, "witness", true});
+    EXPECT_LE(s.lower_bound, s.capacity);
+  }
+}
+
 TEST(AllocateRandomProblem, IsWellFormed) {
   const Problem p = generate_random_problem(1, 1000, 4096, true);
   ASSERT_EQ(p.buffers.size(), 1000u);

@@ -41,6 +41,10 @@ struct SlackInstance {
   std::vector<int64_t> witness;  // a placement within `capacity` (the cut's offsets)
   int64_t capacity = 0;          // feasible; the optimum may be lower
   int64_t lower_bound = 0;       // lower_bound(problem).bytes, below the capacity
+  // The pieces taken out, with their offsets in the cut (fixed_offset): the holes of the
+  // witness. With them the problem is tight again. For diagnostics only: a search is never
+  // given them.
+  std::vector<Buffer> removed;
 };
 
 // Cuts `buffers` + `removed` pieces and removes `removed` of them at random (1 <= removed <

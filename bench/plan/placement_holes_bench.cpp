@@ -1,0 +1,135 @@
+// Where the decisions with slack are lost (issue 14): for each slack instance of
+// placement_slack_bench's sizing, the holes of the known placement (the pieces the generator
+// took out) against the holes the slack-filler sweep guesses from the slack profile, and the
+// perfect-packing search on the problem made tight by each: with the true holes, and with the
+// sweep's. A diagnostic, not a product path: a search is never given the true holes.
+//
+//   placement_holes_bench [--instances=N] [--only=K] [--budget=S] [--first-seed=K]
+//
+// Prints one line per instance (CPU time and nodes of each packing, and of decide_within on
+// the problem as it is) and a summary per cut style. --budget is CPU seconds (default 2); the
+// searches get 4 × that in wall time, and the CPU time decides.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "memledger/plan/allocate/exact.h"
+#include "memledger/plan/allocate/generator.h"
+#include "memledger/plan/allocate/perfect_packing.h"
+#include "memledger/plan/allocate/slack_fillers.h"
+
+namespace memledger::allocate {
+namespace {
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+using Shape = std::tuple<int64_t, int64_t, int64_t>;  // lower, upper, size
+
+std::vector<Shape> shapes(const std::vector<Buffer>& buffers) {
+  std::vector<Shape> out;
+  for (const Buffer& b : buffers) out.emplace_back(b.lower, b.upper, b.size);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+struct Run {
+  bool placed = false;
+  double seconds = 0;
+  int64_t nodes = 0;
+};
+
+Run pack(Problem problem, int64_t capacity, double budget) {
+  for (Buffer& b : problem.buffers) b.fixed_offset.reset();
+  const double start = thread_cpu_seconds();
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(budget * 4e3));
+  const PerfectPackingResult r = find_perfect_packing(problem, capacity, deadline);
+  Run run{.seconds = thread_cpu_seconds() - start, .nodes = r.nodes};
+  run.placed = r.outcome == PerfectPackingResult::Outcome::kFound && run.seconds <= budget;
+  return run;
+}
+
+struct Tally {
+  int total = 0, truth = 0, sweep = 0, decided = 0, sweep_exact = 0;
+};
+
+}  // namespace
+}  // namespace memledger::allocate
+
+int main(int argc, char** argv) {
+  using namespace memledger::allocate;
+  int instances = 20, only = -1;
+  double budget = 2.0;
+  uint64_t first_seed = 1000;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--instances=", 12) == 0) instances = std::max(2, std::atoi(argv[i] + 12));
+    if (std::strncmp(argv[i], "--only=", 7) == 0) only = std::atoi(argv[i] + 7);
+    if (std::strncmp(argv[i], "--budget=", 9) == 0) budget = std::atof(argv[i] + 9);
+    if (std::strncmp(argv[i], "--first-seed=", 13) == 0) first_seed = std::strtoull(argv[i] + 13, nullptr, 10);
+  }
+  for (const CutStyle style : {CutStyle::kBrick, CutStyle::kGuillotine}) {
+    const char* style_name = style == CutStyle::kBrick ? "brick" : "guillotine";
+    Tally tally;
+    for (int k = 0; k < instances; ++k) {
+      if (only >= 0 && k != only) continue;
+      // The same sizing as placement_slack_bench.
+      const uint64_t seed = first_seed + static_cast<uint64_t>(k);
+      const int64_t buffers = 150 + (static_cast<int64_t>(k) * 300) / (instances - 1);
+      const int64_t percent = 1 + k % 10;
+      const int64_t removed = std::max<int64_t>(1, (buffers * percent + 50) / 100);
+      const SlackInstance inst = generate_slack_instance(seed, buffers, removed, style);
+      Problem with_truth = inst.problem;
+      with_truth.buffers.insert(with_truth.buffers.end(), inst.removed.begin(), inst.removed.end());
+      const std::optional<Problem> with_sweep = with_slack_fillers(inst.problem, inst.capacity, {.seed = 1});
+      const std::vector<Buffer> fillers(with_sweep->buffers.begin() + static_cast<std::ptrdiff_t>(buffers),
+                                        with_sweep->buffers.end());
+      const std::vector<Shape> truth_shapes = shapes(inst.removed), sweep_shapes = shapes(fillers);
+      std::vector<Shape> common;
+      std::set_intersection(truth_shapes.begin(), truth_shapes.end(), sweep_shapes.begin(), sweep_shapes.end(),
+                            std::back_inserter(common));
+      const Run truth = pack(with_truth, inst.capacity, budget);
+      const Run sweep = pack(*with_sweep, inst.capacity, budget);
+      const double start = thread_cpu_seconds();
+      const PlacementDecision d = decide_within(inst.problem, inst.capacity, budget * 4);
+      const Run decided{
+          .placed = d.solution && d.solution->arena_bytes <= inst.capacity && thread_cpu_seconds() - start <= budget,
+          .seconds = thread_cpu_seconds() - start,
+          .nodes = d.nodes};
+      ++tally.total;
+      tally.truth += truth.placed;
+      tally.sweep += sweep.placed;
+      tally.decided += decided.placed;
+      tally.sweep_exact += common.size() == truth_shapes.size() && common.size() == sweep_shapes.size();
+      auto show = [](const Run& r) {
+        static char text[4][64];
+        static int next = 0;
+        char* t = text[next++ % 4];
+        std::snprintf(t, 64, "%s %.3f s %lld", r.placed ? "placed" : "------", r.seconds,
+                      static_cast<long long>(r.nodes));
+        return t;
+      };
+      std::printf(
+          "%s_%llu %2lld%% %zu buffers, %zu holes, sweep %zu fillers (%zu exact) | true holes %s | sweep %s | "
+          "decide_within %s\n",
+          style_name, static_cast<unsigned long long>(seed), static_cast<long long>(percent),
+          inst.problem.buffers.size(), truth_shapes.size(), sweep_shapes.size(), common.size(), show(truth),
+          show(sweep), show(decided));
+      std::fflush(stdout);
+    }
+    std::printf(
+        "%s: placed within %.1f s CPU of %d: with the true holes %d, with the sweep's fillers %d (the sweep "
+        "guessed every hole on %d), decide_within %d\n",
+        style_name, budget, tally.total, tally.truth, tally.sweep, tally.sweep_exact, tally.decided);
+  }
+  return 0;
+}
