@@ -13,12 +13,17 @@ using Clock = std::chrono::steady_clock;
 
 using skyline::Sections;
 
-// Returns false unless every section holds exactly `capacity` (and nothing is fixed).
-bool build_tight(const Problem& problem, int64_t capacity, Sections& t) {
+// The sections of the problem's buffers, then the hole candidates (entries from `holes` on).
+// False unless every section holds exactly `capacity` (without candidates) or at most it (with
+// them), or something is fixed. A candidate whose steps are not steps of the problem's sections
+// is left out (it could not meet the buffers' edges).
+bool build_packing(const Problem& problem, const std::vector<Buffer>* candidates, int64_t capacity, Sections& t,
+                   size_t& holes) {
   for (const Buffer& b : problem.buffers) {
     if (b.fixed_offset) return false;
   }
   t = skyline::build_sections(problem);
+  holes = t.index.size();
   if (t.index.empty() || capacity <= 0) return false;
   std::vector<int64_t> delta(t.sections + 1, 0);
   for (size_t k = 0; k < t.index.size(); ++k) {
@@ -29,7 +34,29 @@ bool build_tight(const Problem& problem, int64_t capacity, Sections& t) {
   int64_t live = 0;
   for (int32_t s = 0; s < t.sections; ++s) {
     live += delta[s];
-    if (live != capacity) return false;
+    if (candidates ? live > capacity : live != capacity) return false;
+  }
+  if (!candidates) return true;
+  std::vector<int64_t> steps;
+  for (const Buffer& b : problem.buffers) {
+    if (b.size == 0) continue;
+    steps.push_back(b.lower);
+    steps.push_back(b.upper);
+  }
+  std::sort(steps.begin(), steps.end());
+  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+  auto section = [&](int64_t step) {
+    const auto at = std::lower_bound(steps.begin(), steps.end(), step);
+    return at != steps.end() && *at == step ? static_cast<int32_t>(at - steps.begin()) : -1;
+  };
+  for (const Buffer& h : *candidates) {
+    const int32_t lo = section(h.lower), hi = section(h.upper);
+    if (lo < 0 || hi <= lo || h.size <= 0 || h.size > capacity) continue;
+    t.index.push_back(-1);
+    t.size.push_back(h.size);
+    t.alignment.push_back(1);
+    t.lo.push_back(lo);
+    t.hi.push_back(hi);
   }
   return true;
 }
@@ -38,9 +65,11 @@ using skyline::Outcome;
 
 class Skyline {
  public:
-  Skyline(const Sections& t, int64_t capacity, skyline::Branching branching, uint64_t seed, Clock::time_point deadline,
-          const std::function<void(int64_t)>& on_tick, int64_t nodes_before)
+  // Entries of `t` from `holes` on are hole candidates.
+  Skyline(const Sections& t, size_t holes, int64_t capacity, skyline::Branching branching, uint64_t seed,
+          Clock::time_point deadline, const std::function<void(int64_t)>& on_tick, int64_t nodes_before)
       : t_(t),
+        holes_(holes),
         perturbation_(seed),
         capacity_(capacity),
         deadline_(deadline),
@@ -51,11 +80,20 @@ class Skyline {
         enders_(t.sections),
         reach_(t.sections + 1, 0),
         depth_(t.sections + 1, 0),
+        hole_depth_(t.sections + 1, 0),
+        slack_(t.sections, capacity),
         candidates_(t.index.size() + 1) {
     skyline::Starters starters = skyline::build_starters(t, branching);
     for (const int32_t k : starters.order) enders_[t.hi[k] - 1].push_back(k);
     starters_ = std::move(starters.lists);
     twin_before_ = std::move(starters.twin_before);
+    // A buffer never waits for a hole candidate (nor the other way round).
+    for (size_t k = 0; k < twin_before_.size(); ++k) {
+      if (twin_before_[k] >= 0 && is_hole(static_cast<int32_t>(k)) != is_hole(twin_before_[k])) twin_before_[k] = -1;
+    }
+    for (size_t k = 0; k < holes_; ++k) {
+      for (int32_t s = t.lo[k]; s < t.hi[k]; ++s) slack_[s] -= t.size[k];
+    }
   }
 
   Outcome run(int64_t node_limit) {
@@ -70,13 +108,32 @@ class Skyline {
   // Identical buffers are interchangeable: each waits for the one before it.
   bool waits_for_twin(int32_t k) const { return twin_before_[k] >= 0 && offset_[twin_before_[k]] < 0; }
 
+  bool is_hole(int32_t k) const { return static_cast<size_t>(k) >= holes_; }
+  // A hole candidate fits where the slack not yet taken by chosen holes covers it.
+  bool within_slack(int32_t k) const {
+    if (!is_hole(k)) return true;
+    for (int32_t s = t_.lo[k]; s < t_.hi[k]; ++s) {
+      if (slack_[s] < t_.size[k]) return false;
+    }
+    return true;
+  }
+  void take_slack(int32_t k, int64_t sign) {
+    if (!is_hole(k)) return;
+    for (int32_t s = t_.lo[k]; s < t_.hi[k]; ++s) slack_[s] -= sign * t_.size[k];
+  }
+
   // Whether buffer k may go at offset `floor` in a well of the given end.
   bool fits(int32_t k, int64_t floor, int32_t end) const {
-    return offset_[k] < 0 && t_.hi[k] <= end && t_.size[k] <= capacity_ - floor && floor % t_.alignment[k] == 0;
+    return offset_[k] < 0 && t_.hi[k] <= end && t_.size[k] <= capacity_ - floor && floor % t_.alignment[k] == 0 &&
+           within_slack(k);
   }
 
   Outcome search(size_t placed) {
-    if (placed == t_.index.size()) return Outcome::kFound;
+    // Done when every buffer is placed and the chosen holes fill the rest (every section full).
+    if (placed_buffers_ == holes_ &&
+        std::all_of(height_.begin(), height_.end(), [&](int64_t h) { return h == capacity_; })) {
+      return Outcome::kFound;
+    }
     if (++nodes_ > node_limit_) return Outcome::kNodeLimit;
     if ((nodes_ & 1023) == 0) {
       if (on_tick_) on_tick_(nodes_before_ + nodes_);
@@ -137,8 +194,12 @@ class Skyline {
       const int64_t top = floor + t_.size[k];
       std::fill(height_.begin() + s, height_.begin() + t_.hi[k], top);
       offset_[k] = floor;
+      take_slack(k, 1);
+      placed_buffers_ += is_hole(k) ? 0 : 1;
       const Outcome outcome = search(placed + 1);
       if (outcome == Outcome::kFound) return outcome;
+      placed_buffers_ -= is_hole(k) ? 0 : 1;
+      take_slack(k, -1);
       offset_[k] = -1;
       std::fill(height_.begin() + s, height_.begin() + t_.hi[k], floor);
       if (outcome != Outcome::kInfeasible) return outcome;
@@ -153,7 +214,8 @@ class Skyline {
     int32_t wall = last;
     while (wall >= 0 && height_[wall] <= floor) --wall;
     for (const int32_t k : enders_[last]) {
-      if (offset_[k] < 0 && t_.lo[k] > wall && t_.size[k] <= capacity_ - floor && floor % t_.alignment[k] == 0) {
+      if (offset_[k] < 0 && t_.lo[k] > wall && t_.size[k] <= capacity_ - floor && floor % t_.alignment[k] == 0 &&
+          within_slack(k)) {
         return true;
       }
     }
@@ -190,24 +252,29 @@ class Skyline {
     // the well (any other one meets a wall section, so it sits at or above that wall).
     const int64_t wall =
         std::min(first > 0 ? height_[first - 1] : capacity_, end < t_.sections ? height_[end] : capacity_);
-    // depth_ holds differences: + size where a buffer starts, - size where it ends.
+    // depth_ (hole_depth_ for the hole candidates) holds differences: + size where a buffer
+    // starts, - size where it ends. The holes chosen at a section add up to its slack at most.
     std::fill(depth_.begin() + first, depth_.begin() + end + 1, 0);
+    std::fill(hole_depth_.begin() + first, hole_depth_.begin() + end + 1, 0);
     for (int32_t s = first; s < end; ++s) {
       for (const int32_t k : starters_[s]) {
         if (offset_[k] >= 0 || t_.hi[k] > end) continue;
-        depth_[s] += t_.size[k];
-        depth_[t_.hi[k]] -= t_.size[k];
+        std::vector<int64_t>& d = is_hole(k) ? hole_depth_ : depth_;
+        d[s] += t_.size[k];
+        d[t_.hi[k]] -= t_.size[k];
       }
     }
-    int64_t depth = 0;
+    int64_t depth = 0, hole_depth = 0;
     for (int32_t s = first; s < end; ++s) {
       depth += depth_[s];
-      if (depth < wall - floor) return false;
+      hole_depth += hole_depth_[s];
+      if (depth + std::min(hole_depth, slack_[s]) < wall - floor) return false;
     }
     return true;
   }
 
   const Sections& t_;
+  const size_t holes_;  // entries from here on are hole candidates
   skyline::Perturbation perturbation_;
   const int64_t capacity_;
   const Clock::time_point deadline_;
@@ -220,6 +287,9 @@ class Skyline {
   std::vector<std::vector<int32_t>> enders_;    // per section: buffers whose last section it is
   std::vector<char> reach_;                     // scratch for well_fillable
   std::vector<int64_t> depth_;                  // scratch for well_fillable
+  std::vector<int64_t> hole_depth_;             // scratch for well_fillable
+  std::vector<int64_t> slack_;                  // per section: room left for holes not yet chosen
+  size_t placed_buffers_ = 0;
   std::vector<std::vector<std::pair<int64_t, int32_t>>> candidates_;  // per depth: (order key, buffer)
   int64_t nodes_ = 0;
   int64_t node_limit_ = 0;
@@ -227,20 +297,22 @@ class Skyline {
 
 }  // namespace
 
-bool is_tight(const Problem& problem, int64_t capacity) {
-  Sections t;
-  return build_tight(problem, capacity, t);
-}
+namespace {
 
-PerfectPackingResult find_perfect_packing(const Problem& problem, int64_t capacity, Clock::time_point deadline,
-                                          const std::function<void(int64_t nodes)>& on_tick, int64_t max_nodes) {
+PerfectPackingResult pack(const Problem& problem, const std::vector<Buffer>* holes, int64_t capacity,
+                          Clock::time_point deadline, const std::function<void(int64_t nodes)>& on_tick,
+                          int64_t max_nodes) {
   PerfectPackingResult result;
   Sections forward;
-  if (!build_tight(problem, capacity, forward) || forward.index.size() > kPerfectPackingMaxBuffers) return result;
+  size_t first_hole = 0;
+  if (!build_packing(problem, holes, capacity, forward, first_hole) ||
+      forward.index.size() > kPerfectPackingMaxBuffers) {
+    return result;
+  }
   const skyline::Restarts run = skyline::run_restarts(
       forward, deadline,
       [&](const Sections& t, const skyline::Round& r, int64_t before) {
-        return Skyline(t, capacity, r.branching, r.seed, deadline, on_tick, before);
+        return Skyline(t, first_hole, capacity, r.branching, r.seed, deadline, on_tick, before);
       },
       max_nodes);
   result.nodes = run.nodes;
@@ -249,7 +321,7 @@ PerfectPackingResult find_perfect_packing(const Problem& problem, int64_t capaci
     case Outcome::kFound:
       result.outcome = PerfectPackingResult::Outcome::kFound;
       result.offsets.assign(problem.buffers.size(), 0);
-      for (size_t k = 0; k < forward.index.size(); ++k) result.offsets[forward.index[k]] = run.offsets[k];
+      for (size_t k = 0; k < first_hole; ++k) result.offsets[forward.index[k]] = run.offsets[k];
       break;
     case Outcome::kInfeasible:
       result.outcome = PerfectPackingResult::Outcome::kInfeasible;
@@ -259,6 +331,25 @@ PerfectPackingResult find_perfect_packing(const Problem& problem, int64_t capaci
       break;
   }
   return result;
+}
+
+}  // namespace
+
+bool is_tight(const Problem& problem, int64_t capacity) {
+  Sections t;
+  size_t holes = 0;
+  return build_packing(problem, nullptr, capacity, t, holes);
+}
+
+PerfectPackingResult find_perfect_packing(const Problem& problem, int64_t capacity, Clock::time_point deadline,
+                                          const std::function<void(int64_t nodes)>& on_tick, int64_t max_nodes) {
+  return pack(problem, nullptr, capacity, deadline, on_tick, max_nodes);
+}
+
+PerfectPackingResult find_packing_with_holes(const Problem& problem, const std::vector<Buffer>& holes, int64_t capacity,
+                                             Clock::time_point deadline,
+                                             const std::function<void(int64_t nodes)>& on_tick, int64_t max_nodes) {
+  return pack(problem, &holes, capacity, deadline, on_tick, max_nodes);
 }
 
 }  // namespace memledger::allocate

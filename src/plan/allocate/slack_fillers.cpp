@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "split_mix.h"
@@ -106,15 +107,42 @@ std::vector<size_t> exact_subset(const std::vector<int64_t>& heights, const std:
 // fillers whose heights add up to the drop end there when there are such (up to three, the
 // first found in a random order of the open fillers), otherwise fillers in a random order
 // until the drop is covered, the last one split (its lower part ends there, the rest goes
-// on, as in the layers).
-std::vector<Piece> random_sweep(const Profile& p, uint64_t seed) {
+// on, as in the layers). With probability `replace`, a change of the profile that no open
+// filler matches exactly is read the other way: an open filler ends there and one of its
+// height plus the change starts (a hole that ends where another begins, which a rise or a drop
+// alone does not tell apart from one that goes on).
+std::vector<Piece> random_sweep(const Profile& p, uint64_t seed, double replace = 0) {
   SplitMix64 rng(seed);
   std::vector<Piece> pieces;
   std::vector<size_t> first;    // of the open fillers
   std::vector<int64_t> height;  // of the open fillers
+  auto close = [&](size_t i, size_t k) {
+    pieces.push_back({first[i], k, height[i]});
+    first[i] = first.back();
+    height[i] = height.back();
+    first.pop_back();
+    height.pop_back();
+  };
   int64_t open_bytes = 0;
   for (size_t k = 0; k < p.slack.size(); ++k) {
     const int64_t target = p.slack[k];
+    const int64_t change = target - open_bytes;
+    const bool matched = std::find(height.begin(), height.end(), -change) != height.end();
+    if (change != 0 && !matched && !first.empty() && replace > 0 && rng.chance(replace)) {
+      std::vector<size_t> can;
+      for (size_t i = 0; i < height.size(); ++i) {
+        if (height[i] + change > 0) can.push_back(i);
+      }
+      if (!can.empty()) {
+        const size_t i = can[rng.below(can.size())];
+        const int64_t grown = height[i] + change;
+        close(i, k);
+        first.push_back(k);
+        height.push_back(grown);
+        open_bytes = target;
+        continue;
+      }
+    }
     if (target < open_bytes) {
       int64_t drop = open_bytes - target;
       std::vector<size_t> order(first.size());
@@ -137,13 +165,7 @@ std::vector<Piece> random_sweep(const Profile& p, uint64_t seed) {
       // Close from the back, so that moving the last open filler into a closed one's place
       // never moves one still to close.
       std::sort(ending.rbegin(), ending.rend());
-      for (const size_t i : ending) {
-        pieces.push_back({first[i], k, height[i]});
-        first[i] = first.back();
-        height[i] = height.back();
-        first.pop_back();
-        height.pop_back();
-      }
+      for (const size_t i : ending) close(i, k);
     } else if (target > open_bytes) {
       first.push_back(k);
       height.push_back(target - open_bytes);
@@ -151,6 +173,15 @@ std::vector<Piece> random_sweep(const Profile& p, uint64_t seed) {
     open_bytes = target;
   }
   return pieces;
+}
+
+Buffer filler(const Profile& profile, const Piece& piece, std::string id) {
+  return Buffer{.id = std::move(id),
+                .size = piece.size,
+                .alignment = 1,
+                .lower = profile.steps[piece.first],
+                .upper = profile.steps[piece.end],
+                .fixed_offset = std::nullopt};
 }
 
 }  // namespace
@@ -161,14 +192,27 @@ std::optional<Problem> with_slack_fillers(const Problem& problem, int64_t capaci
   const std::vector<Piece> pieces = shape.seed == 0 ? layers(*profile) : random_sweep(*profile, shape.seed);
   Problem filled = problem;
   for (size_t k = 0; k < pieces.size(); ++k) {
-    filled.buffers.push_back(Buffer{.id = "slack-filler-" + std::to_string(k),
-                                    .size = pieces[k].size,
-                                    .alignment = 1,
-                                    .lower = profile->steps[pieces[k].first],
-                                    .upper = profile->steps[pieces[k].end],
-                                    .fixed_offset = std::nullopt});
+    filled.buffers.push_back(filler(*profile, pieces[k], "slack-filler-" + std::to_string(k)));
   }
   return filled;
+}
+
+std::vector<Buffer> slack_hole_candidates(const Problem& problem, int64_t capacity, const HoleCandidates& options) {
+  const std::optional<Profile> profile = slack_profile(problem, capacity);
+  if (!profile) return {};
+  std::vector<Piece> pieces = random_sweep(*profile, 1);
+  for (int k = 0; k < options.decompositions; ++k) {
+    const std::vector<Piece> more = random_sweep(*profile, options.seed + static_cast<uint64_t>(k), options.replace);
+    pieces.insert(pieces.end(), more.begin(), more.end());
+  }
+  auto key = [](const Piece& a) { return std::tuple(a.first, a.end, a.size); };
+  std::sort(pieces.begin(), pieces.end(), [&](const Piece& a, const Piece& b) { return key(a) < key(b); });
+  pieces.erase(
+      std::unique(pieces.begin(), pieces.end(), [&](const Piece& a, const Piece& b) { return key(a) == key(b); }),
+      pieces.end());
+  std::vector<Buffer> holes;
+  for (size_t k = 0; k < pieces.size(); ++k) holes.push_back(filler(*profile, pieces[k], "hole-" + std::to_string(k)));
+  return holes;
 }
 
 }  // namespace memledger::allocate

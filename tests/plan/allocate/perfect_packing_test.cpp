@@ -7,6 +7,8 @@
 #include "memledger/plan/allocate/exact.h"
 #include "memledger/plan/allocate/generator.h"
 #include "memledger/plan/allocate/greedy.h"
+#include "memledger/plan/allocate/slack_fillers.h"
+#include "memledger/plan/allocate/validate.h"
 #include "plan/allocate/plan_checks.h"
 
 namespace memledger::allocate {
@@ -128,6 +130,48 @@ TEST(AllocatePerfectPacking, StopsAtAPastDeadline) {
   } else {
     EXPECT_EQ(r.outcome, Outcome::kTimeout);
   }
+}
+
+// With hole candidates, the search chooses the holes while it packs. Capacity 10 over two
+// steps: a (0-1, 6 bytes) and b (1-2, 6 bytes) leave 4 bytes of slack at each step; c
+// (0-2, 4 bytes) must sit above a's top or below it, and the holes fill the rest.
+TEST(AllocatePerfectPacking, ChoosesItsHolesAmongTheCandidates) {
+  Problem p;
+  p.buffers = {buffer("a", 0, 1, 6), buffer("b", 1, 2, 6), buffer("c", 0, 2, 2)};
+  // Two holes across both steps would need 4 + 4 = 8 > the 2 bytes of slack at each step: only
+  // the 2-byte one is usable, and no other set covers the slack exactly.
+  const std::vector<Buffer> wrong = {buffer("h1", 0, 2, 4), buffer("h2", 0, 2, 3)};
+  EXPECT_EQ(find_packing_with_holes(p, wrong, 10, far_away()).outcome, Outcome::kInfeasible);
+  const std::vector<Buffer> holes = {buffer("h1", 0, 2, 4), buffer("h2", 0, 1, 2), buffer("h3", 1, 2, 2),
+                                     buffer("h4", 0, 2, 2)};
+  const PerfectPackingResult r = find_packing_with_holes(p, holes, 10, far_away());
+  ASSERT_EQ(r.outcome, Outcome::kFound);
+  ASSERT_EQ(r.offsets.size(), p.buffers.size());  // offsets of the buffers only
+  testing::expect_valid_plan(p, solution_of(p, r));
+  EXPECT_LE(arena_bytes(p, r.offsets), 10);
+  // Without candidates the problem is not tight: nothing to do.
+  EXPECT_EQ(find_perfect_packing(p, 10, far_away()).outcome, Outcome::kNotApplicable);
+  // A candidate whose steps are not the problem's is left out; a section above the capacity
+  // makes the packing not applicable.
+  EXPECT_EQ(find_packing_with_holes(p, {buffer("odd", 0, 3, 2)}, 10, far_away()).outcome, Outcome::kInfeasible);
+  EXPECT_EQ(find_packing_with_holes(p, holes, 7, far_away()).outcome, Outcome::kNotApplicable);
+}
+
+// The true holes of a generated slack instance among the candidates (with others): the
+// packing places it, checked by the validator.
+TEST(AllocatePerfectPacking, PlacesASlackInstanceWithItsTrueHolesAmongOthers) {
+  const SlackInstance h = generate_slack_instance(1007, 260, 21, CutStyle::kBrick);
+  std::vector<Buffer> holes = h.removed;
+  for (Buffer& hole : holes) hole.fixed_offset.reset();
+  const std::optional<Problem> swept = with_slack_fillers(h.problem, h.capacity, FillerShape{.seed = 1});
+  ASSERT_TRUE(swept.has_value());
+  holes.insert(holes.end(), swept->buffers.begin() + static_cast<std::ptrdiff_t>(h.problem.buffers.size()),
+               swept->buffers.end());
+  const PerfectPackingResult r = find_packing_with_holes(h.problem, holes, h.capacity, far_away(), {}, 2'000'000);
+  ASSERT_EQ(r.outcome, Outcome::kFound);
+  const Solution s = solution_of(h.problem, r);
+  EXPECT_FALSE(find_violation(h.problem, s));
+  EXPECT_LE(s.arena_bytes, h.capacity);
 }
 
 TEST(AllocateExact, OptimumAboveTheLowerBoundIsFoundAndProven) {

@@ -155,6 +155,42 @@ TEST(AllocateSlackFillers, TheSweepsFillersPlaceWhatTheLayersDoNot) {
   EXPECT_LE(decided.solution->arena_bytes, h.capacity);
 }
 
+// The candidates: every rectangle once, each within the slack where it lies, the sweep's
+// fillers among them, and (for this brick cut, which one sweep does not place) enough of the
+// true holes that a packing choosing among them places the instance.
+TEST(AllocateSlackFillers, HoleCandidatesHoldTheSweepAndPlaceWhatItDoesNot) {
+  const SlackInstance h = generate_slack_instance(1015, 386, 23, CutStyle::kBrick);
+  const std::vector<Buffer> holes = slack_hole_candidates(h.problem, h.capacity);
+  const std::optional<Problem> swept = with_slack_fillers(h.problem, h.capacity, FillerShape{.seed = 1});
+  ASSERT_TRUE(swept.has_value());
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> shapes;
+  for (const Buffer& b : holes) shapes.emplace_back(b.lower, b.upper, b.size);
+  std::sort(shapes.begin(), shapes.end());
+  EXPECT_EQ(std::adjacent_find(shapes.begin(), shapes.end()), shapes.end());
+  for (const auto& filler : fillers_of(h.problem, *swept)) {
+    EXPECT_TRUE(std::binary_search(shapes.begin(), shapes.end(), filler));
+  }
+  EXPECT_GT(holes.size(), swept->buffers.size() - h.problem.buffers.size());
+  // Each candidate fits under the capacity together with the buffers live beside it.
+  int64_t steps = 0;
+  for (const Buffer& b : h.problem.buffers) steps = std::max(steps, b.upper);
+  std::vector<int64_t> live(static_cast<size_t>(steps), 0);
+  for (const Buffer& b : h.problem.buffers) {
+    for (int64_t t = b.lower; t < b.upper; ++t) live[static_cast<size_t>(t)] += b.size;
+  }
+  for (const Buffer& hole : holes) {
+    for (int64_t t = hole.lower; t < hole.upper; ++t) {
+      EXPECT_LE(live[static_cast<size_t>(t)] + hole.size, h.capacity) << hole.id << " at step " << t;
+    }
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  EXPECT_NE(find_perfect_packing(*swept, h.capacity, deadline, {}, 500'000).outcome,
+            PerfectPackingResult::Outcome::kFound);
+  const PerfectPackingResult chosen = find_packing_with_holes(h.problem, holes, h.capacity, deadline, {}, 2'000'000);
+  ASSERT_EQ(chosen.outcome, PerfectPackingResult::Outcome::kFound);
+  expect_places_within(h, chosen);
+}
+
 // decide_within takes the filler packing after its first short search, repeatably.
 TEST(AllocateSlackFillers, DecideWithinPlacesThroughTheFillersRepeatably) {
   const SlackInstance h = bench_brick_40011();

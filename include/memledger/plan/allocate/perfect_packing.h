@@ -19,9 +19,17 @@
 // unlucky order does not hold the whole budget; the limits are unbounded, so a run that
 // is given the time completes.
 //
-// Limits: only tight problems of at most kPerfectPackingMaxBuffers buffers (otherwise
-// kNotApplicable: the search recurses once per buffer); complete there, so kInfeasible is
-// a proof. Exponential in the worst case; the time budget is honoured.
+// With hole candidates (find_packing_with_holes), a problem with slack is packed the same way:
+// the candidates are rectangles that hold nothing, placed like buffers where the slack not yet
+// taken by chosen holes covers them, and the packing is done when every buffer is placed and
+// every section is full — the search chooses the holes as it packs, with the perfect packing's
+// pruning (each section's chosen holes add up to its slack exactly).
+//
+// Limits: only tight problems (or problems with hole candidates) of at most
+// kPerfectPackingMaxBuffers entries (otherwise kNotApplicable: the search recurses once per
+// entry); complete there, so kInfeasible is a proof — with hole candidates, a proof only that
+// no placement has its holes among them. Exponential in the worst case; the time budget is
+// honoured.
 #pragma once
 
 #include <chrono>
@@ -55,5 +63,13 @@ PerfectPackingResult find_perfect_packing(const Problem& problem, int64_t capaci
                                           std::chrono::steady_clock::time_point deadline,
                                           const std::function<void(int64_t nodes)>& on_tick = {},
                                           int64_t max_nodes = std::numeric_limits<int64_t>::max());
+
+// `holes`: the hole candidates (their lower and upper must be steps where some buffer of the
+// problem starts or ends; others are left out). Every section of the problem must hold at most
+// `capacity`. Offsets are those of the problem's buffers.
+PerfectPackingResult find_packing_with_holes(const Problem& problem, const std::vector<Buffer>& holes, int64_t capacity,
+                                             std::chrono::steady_clock::time_point deadline,
+                                             const std::function<void(int64_t nodes)>& on_tick = {},
+                                             int64_t max_nodes = std::numeric_limits<int64_t>::max());
 
 }  // namespace memledger::allocate

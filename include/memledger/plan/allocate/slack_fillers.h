@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "memledger/plan/allocate/problem.h"
 
@@ -34,5 +35,19 @@ struct FillerShape {
 // The problem's buffers, in order and unchanged, then the fillers (ids "slack-filler-K"),
 // or nullopt when a section holds more than `capacity` or there is no buffer of size > 0.
 std::optional<Problem> with_slack_fillers(const Problem& problem, int64_t capacity, const FillerShape& shape = {});
+
+// Hole candidates for find_packing_with_holes (perfect_packing.h): the sweep's fillers and
+// those of `decompositions` more sweeps that read a change of the profile as one hole ending
+// where another begins with probability `replace`, each rectangle once. A packing chooses among
+// them, so the holes need not all come from one decomposition. On the slack bench's development
+// seeds (2 s of CPU each, the true holes known to the bench) 40 decompositions held every true
+// hole of most brick cuts and placed 16 of 20 of them alone, 2 of them ones the decision search
+// misses; guillotine cuts, whose holes overlap longer in time, far fewer.
+struct HoleCandidates {
+  int decompositions = 40;
+  double replace = 0.3;
+  uint64_t seed = 2;
+};
+std::vector<Buffer> slack_hole_candidates(const Problem& problem, int64_t capacity, const HoleCandidates& options = {});
 
 }  // namespace memledger::allocate
