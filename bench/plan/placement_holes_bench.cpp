@@ -137,16 +137,16 @@ int main(int argc, char** argv) {
       };
       std::printf(
           "%s_%llu %2lld%% %zu buffers, %zu holes, sweep %zu fillers (%zu exact) | true holes %s | sweep %s | "
-          "decide_within %s\n",
+          "decide_within %s | %zu candidates (%zu true holes) %s\n",
           style_name, static_cast<unsigned long long>(seed), static_cast<long long>(percent),
           inst.problem.buffers.size(), truth_shapes.size(), sweep_shapes.size(), common.size(), show(truth),
-          show(sweep), show(decided));
+          show(sweep), show(decided), candidate_shapes.size(), held.size(), show(chosen));
       std::fflush(stdout);
     }
     std::printf(
         "%s: placed within %.1f s CPU of %d: with the true holes %d, with the sweep's fillers %d (the sweep "
-        "guessed every hole on %d), decide_within %d\n",
-        style_name, budget, tally.total, tally.truth, tally.sweep, tally.sweep_exact, tally.decided);
+        "guessed every hole on %d), decide_within %d, holes chosen among candidates %d\n",
+        style_name, budget, tally.total, tally.truth, tally.sweep, tally.sweep_exact, tally.decided, tally.chosen);
   }
   return 0;
 }
