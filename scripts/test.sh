@@ -36,7 +36,15 @@ if [ "${1:-}" != "--sanitize" ]; then
   export MEMLEDGER_SWEEP_DIR="$build/sweep"
 fi
 cd "$build"
-ctest --output-on-failure -j "$(nproc)"
+# Under the sanitizers, three whole-model planning searches are left to the normal run: fit at
+# an unreachable capacity, patches of patches and the determinism check search the patch grids of
+# every corpus model again and again (8 of the sanitizer run's 31 minutes of test CPU time, measured
+# 2026-12-02), in planning code that the other fit and patch tests run under the sanitizers too.
+excluded=()
+if [ "${1:-}" = "--sanitize" ]; then
+  excluded=(-E '^FitCorpus\.(UnreachableCapacityGivesTheLowestPeak|PatchesOfPatchesReachWhatOneGridCannot|FitIsDeterministic)$')
+fi
+ctest --output-on-failure -j "$(nproc)" "${excluded[@]}"
 # The model sweep's CI subset (vision transformer, swin, maxvit, densenet, inception, a
 # segmenter): import, plan, outputs against onnxruntime, bit-identical arena runs. Not under
 # the sanitizers (minutes of float work there; the kernels it runs are covered above).
