@@ -65,11 +65,11 @@ using skyline::Outcome;
 
 class Skyline {
  public:
-  // Entries of `t` from `holes` on are hole candidates.
-  Skyline(const Sections& t, size_t holes, int64_t capacity, skyline::Branching branching, uint64_t seed,
+  // Entries of `t` from `first_hole` on are hole candidates.
+  Skyline(const Sections& t, size_t first_hole, int64_t capacity, skyline::Branching branching, uint64_t seed,
           Clock::time_point deadline, const std::function<void(int64_t)>& on_tick, int64_t nodes_before)
       : t_(t),
-        holes_(holes),
+        first_hole_(first_hole),
         perturbation_(seed),
         capacity_(capacity),
         deadline_(deadline),
@@ -91,7 +91,7 @@ class Skyline {
     for (size_t k = 0; k < twin_before_.size(); ++k) {
       if (twin_before_[k] >= 0 && is_hole(static_cast<int32_t>(k)) != is_hole(twin_before_[k])) twin_before_[k] = -1;
     }
-    for (size_t k = 0; k < holes_; ++k) {
+    for (size_t k = 0; k < first_hole_; ++k) {
       for (int32_t s = t.lo[k]; s < t.hi[k]; ++s) slack_[s] -= t.size[k];
     }
   }
@@ -108,7 +108,7 @@ class Skyline {
   // Identical buffers are interchangeable: each waits for the one before it.
   bool waits_for_twin(int32_t k) const { return twin_before_[k] >= 0 && offset_[twin_before_[k]] < 0; }
 
-  bool is_hole(int32_t k) const { return static_cast<size_t>(k) >= holes_; }
+  bool is_hole(int32_t k) const { return static_cast<size_t>(k) >= first_hole_; }
   // A hole candidate fits where the slack not yet taken by chosen holes covers it.
   bool within_slack(int32_t k) const {
     if (!is_hole(k)) return true;
@@ -130,7 +130,7 @@ class Skyline {
 
   Outcome search(size_t placed) {
     // Done when every buffer is placed and the chosen holes fill the rest (every section full).
-    if (placed_buffers_ == holes_ &&
+    if (placed_buffers_ == first_hole_ &&
         std::all_of(height_.begin(), height_.end(), [&](int64_t h) { return h == capacity_; })) {
       return Outcome::kFound;
     }
@@ -274,7 +274,7 @@ class Skyline {
   }
 
   const Sections& t_;
-  const size_t holes_;  // entries from here on are hole candidates
+  const size_t first_hole_;  // entries from here on are hole candidates
   skyline::Perturbation perturbation_;
   const int64_t capacity_;
   const Clock::time_point deadline_;
