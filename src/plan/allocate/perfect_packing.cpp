@@ -18,12 +18,12 @@ using skyline::Sections;
 // them), or something is fixed. A candidate whose steps are not steps of the problem's sections
 // is left out (it could not meet the buffers' edges).
 bool build_packing(const Problem& problem, const std::vector<Buffer>* candidates, int64_t capacity, Sections& t,
-                   size_t& holes) {
+                   size_t& first_hole) {
   for (const Buffer& b : problem.buffers) {
     if (b.fixed_offset) return false;
   }
   t = skyline::build_sections(problem);
-  holes = t.index.size();
+  first_hole = t.index.size();
   if (t.index.empty() || capacity <= 0) return false;
   std::vector<int64_t> delta(t.sections + 1, 0);
   for (size_t k = 0; k < t.index.size(); ++k) {
@@ -337,8 +337,8 @@ PerfectPackingResult pack(const Problem& problem, const std::vector<Buffer>* hol
 
 bool is_tight(const Problem& problem, int64_t capacity) {
   Sections t;
-  size_t holes = 0;
-  return build_packing(problem, nullptr, capacity, t, holes);
+  size_t first_hole = 0;
+  return build_packing(problem, nullptr, capacity, t, first_hole);
 }
 
 PerfectPackingResult find_perfect_packing(const Problem& problem, int64_t capacity, Clock::time_point deadline,
