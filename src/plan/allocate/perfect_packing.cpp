@@ -13,7 +13,7 @@ using Clock = std::chrono::steady_clock;
 
 using skyline::Sections;
 
-// The sections of the problem's buffers, then the hole candidates (entries from `holes` on).
+// The sections of the problem's buffers, then the hole candidates (entries from `first_hole` on).
 // False unless every section holds exactly `capacity` (without candidates) or at most it (with
 // them), or something is fixed. A candidate whose steps are not steps of the problem's sections
 // is left out (it could not meet the buffers' edges).
