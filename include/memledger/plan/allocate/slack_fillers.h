@@ -39,10 +39,9 @@ std::optional<Problem> with_slack_fillers(const Problem& problem, int64_t capaci
 // Hole candidates for find_packing_with_holes (perfect_packing.h): the sweep's fillers and
 // those of `decompositions` more sweeps that read a change of the profile as one hole ending
 // where another begins with probability `replace`, each rectangle once. A packing chooses among
-// them, so the holes need not all come from one decomposition. On the slack bench's development
-// seeds (2 s of CPU each, the true holes known to the bench) 40 decompositions held every true
-// hole of most brick cuts and placed 16 of 20 of them alone, 2 of them ones the decision search
-// misses; guillotine cuts, whose holes overlap longer in time, far fewer.
+// them, so the holes need not all come from one decomposition. decide_within (exact.h) gives
+// such a packing a short turn. Limits: the true holes of guillotine cuts, which overlap longer in
+// time (and two holes of one lifetime, read as one rise), are often not among the candidates.
 struct HoleCandidates {
   int decompositions = 40;
   double replace = 0.3;
