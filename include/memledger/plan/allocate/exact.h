@@ -11,8 +11,9 @@
 // not divide the sizes keep that one from being complete, to the offset-order search
 // (offset_order_search.h). With slack, the decision search first runs 100 000 nodes; then a
 // perfect packing of the problem with its slack as fillers (slack_fillers.h) gets 60 000
-// nodes (at most a tenth of the time) — a placement it finds is kept, a failure proves
-// nothing — and the decision search runs again with the rest.
+// nodes (at most a tenth of the time) for each of two filler shapes, then a packing that
+// chooses its holes among many shapes' rectangles 200 000 — a placement they find is kept, a
+// failure proves nothing — and the decision search runs again with the rest.
 //
 // Limits: problems with fixed offsets, or more than `max_search_buffers` buffers, get the
 // greedy result. See docs/benchmarks.md, "Placement", for the shares solved within budget.
