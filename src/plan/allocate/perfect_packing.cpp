@@ -37,14 +37,7 @@ bool build_packing(const Problem& problem, const std::vector<Buffer>* candidates
     if (candidates ? live > capacity : live != capacity) return false;
   }
   if (!candidates) return true;
-  std::vector<int64_t> steps;
-  for (const Buffer& b : problem.buffers) {
-    if (b.size == 0) continue;
-    steps.push_back(b.lower);
-    steps.push_back(b.upper);
-  }
-  std::sort(steps.begin(), steps.end());
-  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+  const std::vector<int64_t>& steps = t.steps;
   auto section = [&](int64_t step) {
     const auto at = std::lower_bound(steps.begin(), steps.end(), step);
     return at != steps.end() && *at == step ? static_cast<int32_t>(at - steps.begin()) : -1;

@@ -9,7 +9,7 @@ namespace memledger::allocate::skyline {
 
 Sections build_sections(const Problem& problem) {
   Sections s;
-  std::vector<int64_t> steps;
+  std::vector<int64_t>& steps = s.steps;
   for (size_t i = 0; i < problem.buffers.size(); ++i) {
     const Buffer& b = problem.buffers[i];
     if (b.size == 0) continue;
@@ -35,6 +35,7 @@ Sections build_sections(const Problem& problem) {
 
 Sections mirrored_in_time(const Sections& s) {
   Sections m = s;
+  m.steps.clear();  // the forward steps would name the wrong sections
   for (size_t k = 0; k < s.index.size(); ++k) {
     m.lo[k] = s.sections - s.hi[k];
     m.hi[k] = s.sections - s.lo[k];

@@ -23,6 +23,7 @@ struct Sections {
   std::vector<int64_t> size, alignment;
   std::vector<int32_t> lo, hi;  // sections [lo, hi)
   int32_t sections = 0;
+  std::vector<int64_t> steps;  // the distinct steps; section t is [steps[t], steps[t + 1]) (forward only)
 };
 
 // The buffers of size > 0, in problem order; sizes in bytes.

@@ -133,15 +133,15 @@ TEST(AllocatePerfectPacking, StopsAtAPastDeadline) {
 }
 
 // With hole candidates, the search chooses the holes while it packs. Capacity 10 over two
-// steps: a (0-1, 6 bytes) and b (1-2, 6 bytes) leave 4 bytes of slack at each step; c
-// (0-2, 4 bytes) must sit above a's top or below it, and the holes fill the rest.
+// steps: a (0-1, 6 bytes), b (1-2, 6 bytes) and c (0-2, 2 bytes) leave 2 bytes of slack at
+// each step, which the chosen holes must fill exactly.
 TEST(AllocatePerfectPacking, ChoosesItsHolesAmongTheCandidates) {
   Problem p;
   p.buffers = {buffer("a", 0, 1, 6), buffer("b", 1, 2, 6), buffer("c", 0, 2, 2)};
-  // Two holes across both steps would need 4 + 4 = 8 > the 2 bytes of slack at each step: only
-  // the 2-byte one is usable, and no other set covers the slack exactly.
+  // Holes of 4 and 3 bytes do not fit the 2 bytes of slack: nothing can cover it.
   const std::vector<Buffer> wrong = {buffer("h1", 0, 2, 4), buffer("h2", 0, 2, 3)};
   EXPECT_EQ(find_packing_with_holes(p, wrong, 10, far_away()).outcome, Outcome::kInfeasible);
+  // Either h4 or h2 + h3 covers it (h1 never fits).
   const std::vector<Buffer> holes = {buffer("h1", 0, 2, 4), buffer("h2", 0, 1, 2), buffer("h3", 1, 2, 2),
                                      buffer("h4", 0, 2, 2)};
   const PerfectPackingResult r = find_packing_with_holes(p, holes, 10, far_away());
