@@ -23,12 +23,18 @@ fi
 if [ ! -d "$root/tests/ort/node_modules/onnxruntime-node" ]; then
   (cd "$root/tests/ort" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi
+# The model corpus (torchvision exports, cached by the script) that import, execution and
+# planning tests run on. The sanitizer run takes the normal run's folder when there is one:
+# the script finds its cache there and exports nothing again (a minute of torch exports).
+corpus="$build/corpus"
+if [ "${1:-}" = "--sanitize" ] && [ -f "$root/build-test/corpus/manifest.json" ]; then
+  corpus="$root/build-test/corpus"
+fi
+flags+=("-DMEMLEDGER_CORPUS_DIR=$corpus")
 cmake -S "$root" -B "$build" "${flags[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)"
-# The model corpus (torchvision exports, cached by the script) that import, execution and
-# planning tests run on.
 cmake --build "$build" --target corpus
-export MEMLEDGER_CORPUS_DIR="$build/corpus"
+export MEMLEDGER_CORPUS_DIR="$corpus"
 # The sweep's CI subset too (not under the sanitizers): the tests that need whole-sweep models
 # (the shape cross-check, fit's second stage on mobilenet_v3_small) run on it.
 if [ "${1:-}" != "--sanitize" ]; then
@@ -40,9 +46,11 @@ cd "$build"
 # an unreachable capacity, patches of patches and the determinism check search the patch grids of
 # every corpus model again and again (8 of the sanitizer run's 31 minutes of test CPU time, measured
 # 2026-12-02), in planning code that the other fit and patch tests run under the sanitizers too.
+# So is the deepest patch split of every corpus model run in its arena (2.3 minutes of CPU under
+# the sanitizers): patched arena runs stay there with mobilenet_v2 and the stage tests.
 excluded=()
 if [ "${1:-}" = "--sanitize" ]; then
-  excluded=(-E '^FitCorpus\.(UnreachableCapacityGivesTheLowestPeak|PatchesOfPatchesReachWhatOneGridCannot|FitIsDeterministic)$')
+  excluded=(-E '^(FitCorpus\.(UnreachableCapacityGivesTheLowestPeak|PatchesOfPatchesReachWhatOneGridCannot|FitIsDeterministic)|PatchCorpus\.DeepestSplitOfEveryCorpusModelRunsBitIdentically)$')
 fi
 ctest --output-on-failure -j "$(nproc)" "${excluded[@]}"
 # The model sweep's CI subset (vision transformer, swin, maxvit, densenet, inception, a
