@@ -3,20 +3,22 @@
 // took out) against the holes the slack-filler sweep guesses from the slack profile, and the
 // perfect-packing search on the problem made tight by each: with the true holes, and with the
 // sweep's; then the packing that chooses its holes among the candidates of many sampled
-// decompositions (find_packing_with_holes, slack_hole_candidates), and how many of the true
-// holes are among them. A diagnostic: a search is never given the true holes.
+// decompositions (find_packing_with_holes, slack_hole_candidates), whole and in parts
+// (HoleParts), and how many of the true holes are among them. A diagnostic: a search is never given the true holes.
 //
-//   placement_holes_bench [--instances=N] [--only=K] [--budget=S] [--first-seed=K]
+//   placement_holes_bench [--instances=N] [--only=K] [--budget=S] [--first-seed=K] [--verbose]
 //
 // Prints one line per instance (CPU time and nodes of each packing, and of decide_within on
-// the problem as it is) and a summary per cut style. --budget is CPU seconds (default 2); the
-// searches get 4 × that in wall time, and the CPU time decides.
+// the problem as it is) and a summary per cut style; --verbose adds each true hole the candidates
+// miss, with the candidates that start or end where it does and the other true holes there. --budget is CPU seconds
+// (default 2); the searches get 4 × that in wall time, and the CPU time decides.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -62,7 +64,7 @@ Run pack(Problem problem, int64_t capacity, double budget) {
 }
 
 struct Tally {
-  int total = 0, truth = 0, sweep = 0, decided = 0, sweep_exact = 0, chosen = 0;
+  int total = 0, truth = 0, sweep = 0, decided = 0, sweep_exact = 0, chosen = 0, in_parts = 0;
 };
 
 }  // namespace
@@ -72,12 +74,16 @@ int main(int argc, char** argv) {
   using namespace memledger::allocate;
   int instances = 20, only = -1;
   double budget = 2.0;
+  bool verbose = false;
+  bool holes_only = false;
   uint64_t first_seed = 1000;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--instances=", 12) == 0) instances = std::max(2, std::atoi(argv[i] + 12));
     if (std::strncmp(argv[i], "--only=", 7) == 0) only = std::atoi(argv[i] + 7);
     if (std::strncmp(argv[i], "--budget=", 9) == 0) budget = std::atof(argv[i] + 9);
     if (std::strncmp(argv[i], "--first-seed=", 13) == 0) first_seed = std::strtoull(argv[i] + 13, nullptr, 10);
+    if (std::strcmp(argv[i], "--verbose") == 0) verbose = true;
+    if (std::strcmp(argv[i], "--holes-only") == 0) holes_only = true;
   }
   for (const CutStyle style : {CutStyle::kBrick, CutStyle::kGuillotine}) {
     const char* style_name = style == CutStyle::kBrick ? "brick" : "guillotine";
@@ -104,49 +110,76 @@ int main(int argc, char** argv) {
       std::vector<Shape> held;
       std::set_intersection(truth_shapes.begin(), truth_shapes.end(), candidate_shapes.begin(), candidate_shapes.end(),
                             std::back_inserter(held));
-      Run chosen;
-      {
+      auto choose = [&](HoleParts parts) {
         const double start = thread_cpu_seconds();
         const auto deadline =
             std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(budget * 4e3));
-        const PerfectPackingResult r = find_packing_with_holes(inst.problem, candidates, inst.capacity, deadline);
-        chosen = {.seconds = thread_cpu_seconds() - start, .nodes = r.nodes};
-        chosen.placed = r.outcome == PerfectPackingResult::Outcome::kFound && chosen.seconds <= budget;
+        const PerfectPackingResult r = find_packing_with_holes(inst.problem, candidates, inst.capacity, deadline, {},
+                                                               std::numeric_limits<int64_t>::max(), parts);
+        Run run{.seconds = thread_cpu_seconds() - start, .nodes = r.nodes};
+        run.placed = r.outcome == PerfectPackingResult::Outcome::kFound && run.seconds <= budget;
+        return run;
+      };
+      const Run chosen = choose(HoleParts::kWhole), in_parts = choose(HoleParts::kSplitAtWalls);
+      Run truth, sweep, decided;
+      if (!holes_only) {
+        truth = pack(with_truth, inst.capacity, budget);
+        sweep = pack(*with_sweep, inst.capacity, budget);
+        const double start = thread_cpu_seconds();
+        const PlacementDecision d = decide_within(inst.problem, inst.capacity, budget * 4);
+        decided = {
+            .placed = d.solution && d.solution->arena_bytes <= inst.capacity && thread_cpu_seconds() - start <= budget,
+            .seconds = thread_cpu_seconds() - start,
+            .nodes = d.nodes};
       }
-      const Run truth = pack(with_truth, inst.capacity, budget);
-      const Run sweep = pack(*with_sweep, inst.capacity, budget);
-      const double start = thread_cpu_seconds();
-      const PlacementDecision d = decide_within(inst.problem, inst.capacity, budget * 4);
-      const Run decided{
-          .placed = d.solution && d.solution->arena_bytes <= inst.capacity && thread_cpu_seconds() - start <= budget,
-          .seconds = thread_cpu_seconds() - start,
-          .nodes = d.nodes};
       ++tally.total;
       tally.truth += truth.placed;
       tally.sweep += sweep.placed;
       tally.decided += decided.placed;
       tally.sweep_exact += common.size() == truth_shapes.size() && common.size() == sweep_shapes.size();
       tally.chosen += chosen.placed;
+      tally.in_parts += in_parts.placed;
       auto show = [](const Run& r) {
-        static char text[4][64];
+        static char text[8][64];
         static int next = 0;
-        char* t = text[next++ % 4];
+        char* t = text[next++ % 8];
         std::snprintf(t, 64, "%s %.3f s %lld", r.placed ? "placed" : "------", r.seconds,
                       static_cast<long long>(r.nodes));
         return t;
       };
       std::printf(
           "%s_%llu %2lld%% %zu buffers, %zu holes, sweep %zu fillers (%zu exact) | true holes %s | sweep %s | "
-          "decide_within %s | %zu candidates (%zu true holes) %s\n",
+          "decide_within %s | %zu candidates (%zu true holes) %s | in parts %s\n",
           style_name, static_cast<unsigned long long>(seed), static_cast<long long>(percent),
           inst.problem.buffers.size(), truth_shapes.size(), sweep_shapes.size(), common.size(), show(truth),
-          show(sweep), show(decided), candidate_shapes.size(), held.size(), show(chosen));
+          show(sweep), show(decided), candidate_shapes.size(), held.size(), show(chosen), show(in_parts));
+      if (verbose) {
+        std::vector<Shape> missed;
+        std::set_difference(truth_shapes.begin(), truth_shapes.end(), held.begin(), held.end(),
+                            std::back_inserter(missed));
+        auto list = [](const std::vector<Shape>& all, const Shape& m) {
+          std::string text;
+          for (const auto& [l, u, z] : all) {
+            if (l != std::get<0>(m) && u != std::get<1>(m) && l != std::get<1>(m) && u != std::get<0>(m)) continue;
+            if (std::tuple(l, u, z) == m) continue;
+            text += " [" + std::to_string(l) + "," + std::to_string(u) + ")x" + std::to_string(z);
+          }
+          return text;
+        };
+        for (const Shape& m : missed) {
+          std::printf("    missed [%lld,%lld)x%lld | true holes touching:%s\n      candidates touching:%s\n",
+                      static_cast<long long>(std::get<0>(m)), static_cast<long long>(std::get<1>(m)),
+                      static_cast<long long>(std::get<2>(m)), list(truth_shapes, m).c_str(),
+                      list(candidate_shapes, m).c_str());
+        }
+      }
       std::fflush(stdout);
     }
     std::printf(
         "%s: placed within %.1f s CPU of %d: with the true holes %d, with the sweep's fillers %d (the sweep "
-        "guessed every hole on %d), decide_within %d, holes chosen among candidates %d\n",
-        style_name, budget, tally.total, tally.truth, tally.sweep, tally.sweep_exact, tally.decided, tally.chosen);
+        "guessed every hole on %d), decide_within %d, holes chosen among candidates %d (in parts %d)\n",
+        style_name, budget, tally.total, tally.truth, tally.sweep, tally.sweep_exact, tally.decided, tally.chosen,
+        tally.in_parts);
   }
   return 0;
 }

@@ -1,7 +1,9 @@
 #include "memledger/plan/allocate/perfect_packing.h"
 
 #include <algorithm>
+#include <deque>
 #include <limits>
+#include <tuple>
 
 #include "memledger/core/error.h"
 #include "skyline.h"
@@ -59,10 +61,11 @@ using skyline::Outcome;
 class Skyline {
  public:
   // Entries of `t` from `first_hole` on are hole candidates.
-  Skyline(const Sections& t, size_t first_hole, int64_t capacity, skyline::Branching branching, uint64_t seed,
-          Clock::time_point deadline, const std::function<void(int64_t)>& on_tick, int64_t nodes_before)
+  Skyline(const Sections& t, size_t first_hole, HoleParts parts, int64_t capacity, skyline::Branching branching,
+          uint64_t seed, Clock::time_point deadline, const std::function<void(int64_t)>& on_tick, int64_t nodes_before)
       : t_(t),
         first_hole_(first_hole),
+        split_holes_(parts == HoleParts::kSplitAtWalls),
         perturbation_(seed),
         capacity_(capacity),
         deadline_(deadline),
@@ -74,15 +77,17 @@ class Skyline {
         reach_(t.sections + 1, 0),
         depth_(t.sections + 1, 0),
         hole_depth_(t.sections + 1, 0),
+        size_(t.size),
         slack_(t.sections, capacity),
         candidates_(t.index.size() + 1) {
     skyline::Starters starters = skyline::build_starters(t, branching);
     for (const int32_t k : starters.order) enders_[t.hi[k] - 1].push_back(k);
     starters_ = std::move(starters.lists);
     twin_before_ = std::move(starters.twin_before);
-    // A buffer never waits for a hole candidate (nor the other way round).
+    // A buffer never waits for a hole candidate (nor the other way round), and hole candidates
+    // are distinct rectangles whose sizes change as parts of them are placed: none waits.
     for (size_t k = 0; k < twin_before_.size(); ++k) {
-      if (twin_before_[k] >= 0 && is_hole(static_cast<int32_t>(k)) != is_hole(twin_before_[k])) twin_before_[k] = -1;
+      if (twin_before_[k] >= 0 && (is_hole(static_cast<int32_t>(k)) || is_hole(twin_before_[k]))) twin_before_[k] = -1;
     }
     for (size_t k = 0; k < first_hole_; ++k) {
       for (int32_t s = t.lo[k]; s < t.hi[k]; ++s) slack_[s] -= t.size[k];
@@ -106,18 +111,34 @@ class Skyline {
   bool within_slack(int32_t k) const {
     if (!is_hole(k)) return true;
     for (int32_t s = t_.lo[k]; s < t_.hi[k]; ++s) {
-      if (slack_[s] < t_.size[k]) return false;
+      if (slack_[s] < size_[k]) return false;
     }
     return true;
   }
-  void take_slack(int32_t k, int64_t sign) {
+  void take_slack(int32_t k, int64_t bytes) {
     if (!is_hole(k)) return;
-    for (int32_t s = t_.lo[k]; s < t_.hi[k]; ++s) slack_[s] -= sign * t_.size[k];
+    for (int32_t s = t_.lo[k]; s < t_.hi[k]; ++s) slack_[s] -= bytes;
+  }
+  // The least slack left over a hole candidate's sections: the most of it a part may take.
+  int64_t room(int32_t k) const {
+    int64_t least = capacity_;
+    for (int32_t s = t_.lo[k]; s < t_.hi[k]; ++s) least = std::min(least, slack_[s]);
+    return least;
+  }
+  // Whether part of hole candidate k (less than all of it, `bytes`) may go at `floor` in a well
+  // of the given end.
+  bool fits_part(int32_t k, int64_t floor, int32_t end, int64_t bytes) const {
+    return split_holes_ && is_hole(k) && offset_[k] < 0 && t_.hi[k] <= end && bytes > 0 && bytes < size_[k] &&
+           bytes <= capacity_ - floor && bytes <= room(k);
+  }
+  // Where some part of hole candidate k could go (a bound for the pruning checks).
+  bool fits_some(int32_t k, int64_t floor) const {
+    return split_holes_ && is_hole(k) && offset_[k] < 0 && floor < capacity_ && room(k) > 0;
   }
 
   // Whether buffer k may go at offset `floor` in a well of the given end.
   bool fits(int32_t k, int64_t floor, int32_t end) const {
-    return offset_[k] < 0 && t_.hi[k] <= end && t_.size[k] <= capacity_ - floor && floor % t_.alignment[k] == 0 &&
+    return offset_[k] < 0 && t_.hi[k] <= end && size_[k] <= capacity_ - floor && floor % t_.alignment[k] == 0 &&
            within_slack(k);
   }
 
@@ -150,9 +171,14 @@ class Skyline {
       if (floor < capacity_ && left_closed) {
         if (!well_fillable(first)) return Outcome::kInfeasible;
         if (right_closed) {
+          const int64_t left = first > 0 ? height_[first - 1] - floor : 0;
+          const int64_t right = e < t_.sections ? height_[e] - floor : 0;
           int32_t count = 0;
           for (const int32_t k : starters_[first]) {
-            if (fits(k, floor, e) && !waits_for_twin(k)) ++count;
+            if ((fits(k, floor, e) && !waits_for_twin(k)) || fits_part(k, floor, e, left) ||
+                (t_.hi[k] == e && fits_part(k, floor, e, right))) {
+              ++count;
+            }
           }
           if (count < fewest || (count == fewest && floor < lowest)) {
             fewest = count;
@@ -166,34 +192,49 @@ class Skyline {
     }
     ML_CHECK(s >= 0, "no closed well with {} of {} buffers placed", placed, t_.index.size());
     const int64_t floor = height_[s];
-    std::vector<std::pair<int64_t, int32_t>>& candidates = candidates_[placed];
+    if (placed >= candidates_.size()) candidates_.resize(placed + 1);  // a deque: the callers' lists stay
+    std::vector<Candidate>& candidates = candidates_[placed];
     candidates.clear();
     const int64_t left_wall = s > 0 ? height_[s - 1] : -1;
     const int64_t right_wall = end < t_.sections ? height_[end] : -1;
     int32_t position = 0;
     for (const int32_t k : starters_[s]) {
       ++position;
-      if (!fits(k, floor, end)) continue;
-      if (waits_for_twin(k)) continue;
       // Flush edges first: a buffer that fills the well's width, or whose top meets a wall,
       // leaves no new step behind (cut-like solutions are full of such edges).
-      const int64_t top = floor + t_.size[k];
-      const int64_t flush =
-          (t_.hi[k] == end ? 2 : 0) + (top == left_wall ? 2 : 0) + (t_.hi[k] == end && top == right_wall ? 1 : 0);
-      candidates.emplace_back(-flush * (int64_t{1} << 32) + perturbation_.place(position), k);
+      auto flush = [&](int64_t top) {
+        return (t_.hi[k] == end ? 2 : 0) + (top == left_wall ? 2 : 0) + (t_.hi[k] == end && top == right_wall ? 1 : 0);
+      };
+      if (fits(k, floor, end) && !waits_for_twin(k)) {
+        candidates.push_back(
+            {-flush(floor + size_[k]) * (int64_t{1} << 32) + perturbation_.place(position), k, size_[k]});
+      }
+      // Part of a hole candidate, up to a wall: two holes of one lifetime read as one.
+      const int64_t right = t_.hi[k] == end && right_wall != left_wall ? right_wall : -1;
+      for (const int64_t wall : {left_wall, right}) {
+        if (wall > floor && fits_part(k, floor, end, wall - floor)) {
+          candidates.push_back({-flush(wall) * (int64_t{1} << 32) + perturbation_.place(position), k, wall - floor});
+        }
+      }
     }
-    std::sort(candidates.begin(), candidates.end());
-    for (const auto& [key, k] : candidates) {
-      const int64_t top = floor + t_.size[k];
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      return std::tie(a.key, a.k, a.bytes) < std::tie(b.key, b.k, b.bytes);
+    });
+    for (const Candidate& c : candidates) {
+      const int32_t k = c.k;
+      const int64_t top = floor + c.bytes;
+      const bool whole = c.bytes == size_[k];
       std::fill(height_.begin() + s, height_.begin() + t_.hi[k], top);
-      offset_[k] = floor;
-      take_slack(k, 1);
+      if (whole) offset_[k] = floor;
+      size_[k] -= whole ? 0 : c.bytes;
+      take_slack(k, c.bytes);
       placed_buffers_ += is_hole(k) ? 0 : 1;
       const Outcome outcome = search(placed + 1);
       if (outcome == Outcome::kFound) return outcome;
       placed_buffers_ -= is_hole(k) ? 0 : 1;
-      take_slack(k, -1);
-      offset_[k] = -1;
+      take_slack(k, -c.bytes);
+      size_[k] += whole ? 0 : c.bytes;
+      if (whole) offset_[k] = -1;
       std::fill(height_.begin() + s, height_.begin() + t_.hi[k], floor);
       if (outcome != Outcome::kInfeasible) return outcome;
     }
@@ -207,8 +248,8 @@ class Skyline {
     int32_t wall = last;
     while (wall >= 0 && height_[wall] <= floor) --wall;
     for (const int32_t k : enders_[last]) {
-      if (offset_[k] < 0 && t_.lo[k] > wall && t_.size[k] <= capacity_ - floor && floor % t_.alignment[k] == 0 &&
-          within_slack(k)) {
+      if (offset_[k] < 0 && t_.lo[k] > wall &&
+          ((size_[k] <= capacity_ - floor && floor % t_.alignment[k] == 0 && within_slack(k)) || fits_some(k, floor))) {
         return true;
       }
     }
@@ -228,7 +269,7 @@ class Skyline {
       int32_t wall = end;
       while (wall < t_.sections && height_[wall] <= floor) ++wall;
       for (const int32_t k : starters_[first]) {
-        if (fits(k, floor, wall)) return true;
+        if (fits(k, floor, wall) || (fits_some(k, floor) && t_.hi[k] <= wall)) return true;
       }
       return false;
     }
@@ -237,7 +278,7 @@ class Skyline {
     for (int32_t s = first; s < end; ++s) {
       if (!reach_[s]) continue;
       for (const int32_t k : starters_[s]) {
-        if (fits(k, floor, end)) reach_[t_.hi[k]] = 1;
+        if (fits(k, floor, end) || (fits_some(k, floor) && t_.hi[k] <= end)) reach_[t_.hi[k]] = 1;
       }
     }
     if (!reach_[end]) return false;
@@ -253,8 +294,8 @@ class Skyline {
       for (const int32_t k : starters_[s]) {
         if (offset_[k] >= 0 || t_.hi[k] > end) continue;
         std::vector<int64_t>& d = is_hole(k) ? hole_depth_ : depth_;
-        d[s] += t_.size[k];
-        d[t_.hi[k]] -= t_.size[k];
+        d[s] += size_[k];
+        d[t_.hi[k]] -= size_[k];
       }
     }
     int64_t depth = 0, hole_depth = 0;
@@ -268,6 +309,7 @@ class Skyline {
 
   const Sections& t_;
   const size_t first_hole_;  // entries from here on are hole candidates
+  const bool split_holes_;   // hole candidates may go in parts (HoleParts::kSplitAtWalls)
   skyline::Perturbation perturbation_;
   const int64_t capacity_;
   const Clock::time_point deadline_;
@@ -281,9 +323,15 @@ class Skyline {
   std::vector<char> reach_;                     // scratch for well_fillable
   std::vector<int64_t> depth_;                  // scratch for well_fillable
   std::vector<int64_t> hole_depth_;             // scratch for well_fillable
+  std::vector<int64_t> size_;                   // per entry: its size (what is left of a hole candidate)
   std::vector<int64_t> slack_;                  // per section: room left for holes not yet chosen
   size_t placed_buffers_ = 0;
-  std::vector<std::vector<std::pair<int64_t, int32_t>>> candidates_;  // per depth: (order key, buffer)
+  struct Candidate {
+    int64_t key;  // the order tried
+    int32_t k;
+    int64_t bytes;  // its size, or the part of a hole candidate placed
+  };
+  std::deque<std::vector<Candidate>> candidates_;  // per depth
   int64_t nodes_ = 0;
   int64_t node_limit_ = 0;
 };
@@ -292,7 +340,7 @@ class Skyline {
 
 namespace {
 
-PerfectPackingResult pack(const Problem& problem, const std::vector<Buffer>* holes, int64_t capacity,
+PerfectPackingResult pack(const Problem& problem, const std::vector<Buffer>* holes, HoleParts parts, int64_t capacity,
                           Clock::time_point deadline, const std::function<void(int64_t nodes)>& on_tick,
                           int64_t max_nodes) {
   PerfectPackingResult result;
@@ -305,7 +353,7 @@ PerfectPackingResult pack(const Problem& problem, const std::vector<Buffer>* hol
   const skyline::Restarts run = skyline::run_restarts(
       forward, deadline,
       [&](const Sections& t, const skyline::Round& r, int64_t before) {
-        return Skyline(t, first_hole, capacity, r.branching, r.seed, deadline, on_tick, before);
+        return Skyline(t, first_hole, parts, capacity, r.branching, r.seed, deadline, on_tick, before);
       },
       max_nodes);
   result.nodes = run.nodes;
@@ -336,13 +384,14 @@ bool is_tight(const Problem& problem, int64_t capacity) {
 
 PerfectPackingResult find_perfect_packing(const Problem& problem, int64_t capacity, Clock::time_point deadline,
                                           const std::function<void(int64_t nodes)>& on_tick, int64_t max_nodes) {
-  return pack(problem, nullptr, capacity, deadline, on_tick, max_nodes);
+  return pack(problem, nullptr, HoleParts::kWhole, capacity, deadline, on_tick, max_nodes);
 }
 
 PerfectPackingResult find_packing_with_holes(const Problem& problem, const std::vector<Buffer>& holes, int64_t capacity,
                                              Clock::time_point deadline,
-                                             const std::function<void(int64_t nodes)>& on_tick, int64_t max_nodes) {
-  return pack(problem, &holes, capacity, deadline, on_tick, max_nodes);
+                                             const std::function<void(int64_t nodes)>& on_tick, int64_t max_nodes,
+                                             HoleParts parts) {
+  return pack(problem, &holes, parts, capacity, deadline, on_tick, max_nodes);
 }
 
 }  // namespace memledger::allocate

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "memledger/plan/allocate/exact.h"
@@ -155,6 +156,29 @@ TEST(AllocatePerfectPacking, ChoosesItsHolesAmongTheCandidates) {
   // makes the packing not applicable.
   EXPECT_EQ(find_packing_with_holes(p, {buffer("odd", 0, 3, 2)}, 10, far_away()).outcome, Outcome::kInfeasible);
   EXPECT_EQ(find_packing_with_holes(p, holes, 7, far_away()).outcome, Outcome::kNotApplicable);
+}
+
+// Two holes of one lifetime show in the slack profile as one rise: on this guillotine instance the
+// candidates hold only their sums, and the packing that places hole candidates in parts (up to a
+// wall) places it where whole candidates do not within the same nodes.
+TEST(AllocatePerfectPacking, PlacesHoleCandidatesInPartsWhereTwoHolesShareALifetime) {
+  const SlackInstance h = generate_slack_instance(1004, 213, 11, CutStyle::kGuillotine);
+  const std::vector<Buffer> candidates = slack_hole_candidates(h.problem, h.capacity);
+  auto held = [&](const Buffer& hole) {
+    return std::any_of(candidates.begin(), candidates.end(), [&](const Buffer& c) {
+      return c.lower == hole.lower && c.upper == hole.upper && c.size == hole.size;
+    });
+  };
+  EXPECT_FALSE(std::all_of(h.removed.begin(), h.removed.end(), held));
+  constexpr int64_t kNodes = 1'000'000;
+  EXPECT_NE(find_packing_with_holes(h.problem, candidates, h.capacity, far_away(), {}, kNodes).outcome,
+            Outcome::kFound);
+  const PerfectPackingResult r =
+      find_packing_with_holes(h.problem, candidates, h.capacity, far_away(), {}, kNodes, HoleParts::kSplitAtWalls);
+  ASSERT_EQ(r.outcome, Outcome::kFound);
+  const Solution s = solution_of(h.problem, r);
+  EXPECT_FALSE(find_violation(h.problem, s));
+  EXPECT_LE(s.arena_bytes, h.capacity);
 }
 
 // The true holes of a generated slack instance among the candidates (with others): the

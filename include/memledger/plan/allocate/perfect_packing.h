@@ -27,9 +27,10 @@
 //
 // Limits: only tight problems (or problems with hole candidates) of at most
 // kPerfectPackingMaxBuffers entries (otherwise kNotApplicable: the search recurses once per
-// entry); complete there, so kInfeasible is a proof — with hole candidates, a proof only that
-// no placement has its holes among them. Exponential in the worst case; the time budget is
-// honoured.
+// entry, and once per part of a hole candidate: each part meets a wall and so removes a step of
+// the skyline, at most sections + 2 × entries along a path); complete there, so kInfeasible is a
+// proof — with hole candidates, a proof only that no placement has its holes among them (whole,
+// or in parts up to a wall). Exponential in the worst case; the time budget is honoured.
 #pragma once
 
 #include <chrono>
@@ -64,12 +65,19 @@ PerfectPackingResult find_perfect_packing(const Problem& problem, int64_t capaci
                                           const std::function<void(int64_t nodes)>& on_tick = {},
                                           int64_t max_nodes = std::numeric_limits<int64_t>::max());
 
+// Whether a hole candidate goes in whole, or may also be placed in parts, each part of its
+// lifetime and as high as the well's wall it meets (the rest stays a candidate): two holes of
+// one lifetime show in the slack profile as one rise, so the candidates hold only their sum
+// (guillotine cuts are full of them).
+enum class HoleParts { kWhole, kSplitAtWalls };
+
 // `holes`: the hole candidates (their lower and upper must be steps where some buffer of the
 // problem starts or ends; others are left out). Every section of the problem must hold at most
 // `capacity`. Offsets are those of the problem's buffers.
 PerfectPackingResult find_packing_with_holes(const Problem& problem, const std::vector<Buffer>& holes, int64_t capacity,
                                              std::chrono::steady_clock::time_point deadline,
                                              const std::function<void(int64_t nodes)>& on_tick = {},
-                                             int64_t max_nodes = std::numeric_limits<int64_t>::max());
+                                             int64_t max_nodes = std::numeric_limits<int64_t>::max(),
+                                             HoleParts parts = HoleParts::kWhole);
 
 }  // namespace memledger::allocate

@@ -41,7 +41,8 @@ std::optional<Problem> with_slack_fillers(const Problem& problem, int64_t capaci
 // where another begins with probability `replace`, each rectangle once. A packing chooses among
 // them, so the holes need not all come from one decomposition. decide_within (exact.h) gives
 // such a packing a short turn. Limits: the true holes of guillotine cuts, which overlap longer in
-// time (and two holes of one lifetime, read as one rise), are often not among the candidates.
+// time (and two holes of one lifetime, read as one rise), are often not among the candidates;
+// a packing with HoleParts::kSplitAtWalls places the latter as parts of their sum.
 struct HoleCandidates {
   int decompositions = 40;
   double replace = 0.3;
