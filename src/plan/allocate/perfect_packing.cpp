@@ -131,9 +131,10 @@ class Skyline {
     return split_holes_ && is_hole(k) && offset_[k] < 0 && t_.hi[k] <= end && bytes > 0 && bytes < size_[k] &&
            bytes <= capacity_ - floor && bytes <= room(k);
   }
-  // Where some part of hole candidate k could go (a bound for the pruning checks).
-  bool fits_some(int32_t k, int64_t floor) const {
-    return split_holes_ && is_hole(k) && offset_[k] < 0 && floor < capacity_ && room(k) > 0;
+  // Whether some part of hole candidate k could go at `floor` in a well of the given end (a
+  // bound for the pruning checks, whatever the walls).
+  bool fits_some(int32_t k, int64_t floor, int32_t end) const {
+    return split_holes_ && is_hole(k) && offset_[k] < 0 && t_.hi[k] <= end && floor < capacity_ && room(k) > 0;
   }
 
   // Whether buffer k may go at offset `floor` in a well of the given end.
@@ -248,10 +249,7 @@ class Skyline {
     int32_t wall = last;
     while (wall >= 0 && height_[wall] <= floor) --wall;
     for (const int32_t k : enders_[last]) {
-      if (offset_[k] < 0 && t_.lo[k] > wall &&
-          ((size_[k] <= capacity_ - floor && floor % t_.alignment[k] == 0 && within_slack(k)) || fits_some(k, floor))) {
-        return true;
-      }
+      if (t_.lo[k] > wall && (fits(k, floor, last + 1) || fits_some(k, floor, last + 1))) return true;
     }
     return false;
   }
@@ -269,7 +267,7 @@ class Skyline {
       int32_t wall = end;
       while (wall < t_.sections && height_[wall] <= floor) ++wall;
       for (const int32_t k : starters_[first]) {
-        if (fits(k, floor, wall) || (fits_some(k, floor) && t_.hi[k] <= wall)) return true;
+        if (fits(k, floor, wall) || fits_some(k, floor, wall)) return true;
       }
       return false;
     }
@@ -278,7 +276,7 @@ class Skyline {
     for (int32_t s = first; s < end; ++s) {
       if (!reach_[s]) continue;
       for (const int32_t k : starters_[s]) {
-        if (fits(k, floor, end) || (fits_some(k, floor) && t_.hi[k] <= end)) reach_[t_.hi[k]] = 1;
+        if (fits(k, floor, end) || fits_some(k, floor, end)) reach_[t_.hi[k]] = 1;
       }
     }
     if (!reach_[end]) return false;
