@@ -59,6 +59,8 @@ class WellSearch {
         cuts_(std::max(s.sections - 1, 0), 0),
         offset_(s.index.size(), -1),
         solution_(s.index.size(), 0),
+        examined_(s.sections),
+        stamp_(s.sections, 0),
         within_(s.sections + 1, 0),
         reach_(s.sections + 1, 0),
         tried_(s.index.size(), {0, 0}),
@@ -195,18 +197,33 @@ class WellSearch {
     const int32_t lo = frames_[i].lo, hi = frames_[i].hi;
     Well best;
     best.choices = std::numeric_limits<int32_t>::max();
-    bool any = false;
+    // The plateaus of the skyline: runs of live sections at one height that unplaced
+    // buffers join.
+    plateaus_.clear();
     for (int32_t first = lo; first < hi;) {
       if (!live(first)) {
         ++first;
         continue;
       }
-      any = true;
       const int64_t floor = height_[first];
       int32_t end = first + 1;
-      while (end < hi && live(end) && joined(end - 1) && height_[end] == floor) ++end;
-      const int64_t left = first > lo && live(first - 1) && joined(first - 1) ? height_[first - 1] : kWall;
-      const int64_t right = end < hi && live(end) && joined(end - 1) ? height_[end] : kWall;
+      uint64_t newest = stamp_[first];  // the last change to the plateau's sections
+      while (end < hi && live(end) && joined(end - 1) && height_[end] == floor)
+        newest = std::max(newest, stamp_[end++]);
+      plateaus_.push_back(Plateau{.first = first,
+                                  .end = end,
+                                  .floor = floor,
+                                  .newest = newest,
+                                  .joined_left = first > lo && joined(first - 1) && live(first - 1)});
+      first = end;
+    }
+    if (plateaus_.empty()) return Outcome::kFound;
+    for (size_t j = 0; j < plateaus_.size(); ++j) {
+      const Plateau& p = plateaus_[j];
+      const int32_t first = p.first, end = p.end;
+      const int64_t floor = p.floor;
+      const int64_t left = p.joined_left ? plateaus_[j - 1].floor : kWall;
+      const int64_t right = j + 1 < plateaus_.size() && plateaus_[j + 1].joined_left ? plateaus_[j + 1].floor : kWall;
       if (floor < left && floor < right) {
         Well w{.first = first,
                .end = end,
@@ -214,17 +231,15 @@ class WellSearch {
                .wall = std::min({left, right, capacity_}),
                .left = left,
                .right = right};
-        if (!examine(w)) {
+        if (!examine_cached(w, p.newest)) {
           add_well(i, w);
           return Outcome::kInfeasible;
         }
         if (w.choices < best.choices || (w.choices == best.choices && floor < best.floor)) best = w;
-      } else if (!step_coverable(i, first, end, floor, left, right)) {
+      } else if (!step_coverable(i, j, left, right)) {
         return Outcome::kInfeasible;
       }
-      first = end;
     }
-    if (!any) return Outcome::kFound;
     ML_CHECK(best.choices != std::numeric_limits<int32_t>::max(), "no well in sections [{}, {})", lo, hi);
     Frame& f = frames_[i];
     f.kind = best.open < 0 ? Kind::kRaise : Kind::kBranch;
@@ -264,6 +279,7 @@ class WellSearch {
     const Well& w = f.well;
     if (f.stage == 1) {
       std::fill(height_.begin() + w.first, height_.begin() + w.end, w.floor);
+      touch(w.first, w.end);
       if (child == Outcome::kInfeasible) {
         add_conflict(i, i + 1);
         if (meets(i + 1, w.first, w.end)) add_well(i, w);
@@ -272,6 +288,7 @@ class WellSearch {
     }
     f.stage = 1;
     std::fill(height_.begin() + w.first, height_.begin() + w.end, w.wall);
+    touch(w.first, w.end);
     call(Kind::kSearch, f.lo, f.hi);
     return std::nullopt;
   }
@@ -320,6 +337,7 @@ class WellSearch {
       add_conflict(i, i + 1);
     } else {  // the open position was left empty
       empty_at_[w.open] = f.saved;
+      touch(w.open, w.open + 1);
       if (child == Outcome::kInfeasible) {
         add_conflict(i, i + 1);
         if (meets(i + 1, w.first, w.end)) add_well(i, w);
@@ -341,6 +359,7 @@ class WellSearch {
     }
     f.saved = empty_at_[w.open];
     empty_at_[w.open] = w.floor;
+    touch(w.open, w.open + 1);
     f.stage = 2;
     call(Kind::kSearch, f.lo, f.hi);
     return std::nullopt;
@@ -356,6 +375,7 @@ class WellSearch {
         remaining_[t] += s_.size[k];
       }
       offset_[k] = -1;
+      touch(s_.lo[k], s_.hi[k]);
       if (child == Outcome::kInfeasible) add_conflict(i, i + 1);
       return child;
     }
@@ -363,6 +383,7 @@ class WellSearch {
     const int64_t offset = aligned(f.floor, k);
     const int64_t top = offset + s_.size[k];
     offset_[k] = offset;
+    touch(s_.lo[k], s_.hi[k]);
     solution_[k] = offset;
     bool split = false;
     for (int32_t t = s_.lo[k]; t < s_.hi[k]; ++t) {
@@ -381,11 +402,14 @@ class WellSearch {
   // reach over the higher neighbour, nor past the next section higher than the plateau on the
   // other side. False (with the sections that say so in frame i's conflict set) when none is
   // left.
-  bool step_coverable(size_t i, int32_t first, int32_t end, int64_t floor, int64_t left, int64_t right) {
-    const int32_t lo = frames_[i].lo, hi = frames_[i].hi;
+  bool step_coverable(size_t i, size_t j, int64_t left, int64_t right) {
+    const Plateau& p = plateaus_[j];
+    const int32_t first = p.first, end = p.end;
+    const int64_t floor = p.floor;
     if (left > floor && right < floor && slack(first) == 0 && !is_empty(first)) {
-      int32_t wall = end;  // the first section after the plateau higher than it
-      while (wall < hi && live(wall) && joined(wall - 1) && height_[wall] <= floor) ++wall;
+      size_t q = j + 1;  // the first plateau after this one higher than it, or a break
+      while (q < plateaus_.size() && plateaus_[q].joined_left && plateaus_[q].floor <= floor) ++q;
+      const int32_t wall = plateaus_[q - 1].end;  // the first section after the plateau higher than it
       for (const int32_t k : starters_[first]) {
         if (offset_[k] < 0 && s_.hi[k] <= wall && aligned(floor, k) == floor && s_.size[k] <= capacity_ - floor)
           return true;
@@ -394,8 +418,9 @@ class WellSearch {
       return false;
     }
     if (left < floor && right > floor && slack(end - 1) == 0 && !is_empty(end - 1)) {
-      int32_t wall = first - 1;  // the last section before the plateau higher than it
-      while (wall >= lo && live(wall) && joined(wall) && height_[wall] <= floor) --wall;
+      size_t q = j;  // the first plateau of the run before this one no higher than it
+      while (plateaus_[q].joined_left && plateaus_[q - 1].floor <= floor) --q;
+      const int32_t wall = plateaus_[q].first - 1;  // the last section before the plateau higher than it
       for (const int32_t k : enders_[end - 1]) {
         if (offset_[k] < 0 && s_.lo[k] > wall && aligned(floor, k) == floor && s_.size[k] <= capacity_ - floor)
           return true;
@@ -436,6 +461,38 @@ class WellSearch {
       if (slack(t) < gap) return false;
     }
     return true;
+  }
+
+  // Marks sections [first, end) changed: an examination of a well that holds one is stale.
+  void touch(int32_t first, int32_t end) {
+    ++clock_;
+    std::fill(stamp_.begin() + first, stamp_.begin() + end, clock_);
+  }
+
+  // examine(w), or its result from the last time, when the same well (sections, floor and
+  // wall) was examined and none of its sections has changed since (`newest` is their latest
+  // stamp): what examine reads lies in the well's sections only. Most nodes change one well
+  // and leave the others as they were.
+  bool examine_cached(Well& w, uint64_t newest) {
+    Examined& e = examined_[w.first];
+    if (e.stamp >= newest && e.end == w.end && e.floor == w.floor && e.wall == w.wall) {
+      w.open = e.open;
+      w.limit = e.limit;
+      w.choices = e.choices;
+      w.may_leave_empty = e.may_leave_empty;
+      return e.fillable;
+    }
+    const bool fillable = examine(w);
+    e = Examined{.stamp = clock_,
+                 .end = w.end,
+                 .floor = w.floor,
+                 .wall = w.wall,
+                 .open = w.open,
+                 .limit = w.limit,
+                 .choices = w.choices,
+                 .may_leave_empty = w.may_leave_empty,
+                 .fillable = fillable};
+    return fillable;
   }
 
   // Fills in the well's open position and choices; false when the well cannot be filled.
@@ -523,9 +580,27 @@ class WellSearch {
   std::vector<int32_t> cuts_;       // per boundary t | t + 1: unplaced buffers spanning it
   std::vector<int64_t> offset_;     // -1: unplaced
   std::vector<int64_t> solution_;
-  std::vector<std::vector<int32_t>> starters_;     // per section: buffers starting there, in branching order
-  std::vector<int32_t> twin_before_;               // the identical buffer placed before this one, or -1
-  std::vector<std::vector<int32_t>> enders_;       // per section: buffers whose last section it is
+  std::vector<std::vector<int32_t>> starters_;  // per section: buffers starting there, in branching order
+  std::vector<int32_t> twin_before_;            // the identical buffer placed before this one, or -1
+  std::vector<std::vector<int32_t>> enders_;    // per section: buffers whose last section it is
+  struct Plateau {
+    int32_t first = 0, end = 0;
+    int64_t floor = 0;
+    uint64_t newest = 0;       // the latest stamp_ of its sections
+    bool joined_left = false;  // the plateau before it ends at first - 1, joined to it
+  };
+  std::vector<Plateau> plateaus_;  // scratch for step_search()
+  // A well's examination, kept per first section (examine_cached).
+  struct Examined {
+    uint64_t stamp = 0;  // clock_ when it was made
+    int32_t end = -1;
+    int64_t floor = 0, wall = 0;
+    int32_t open = -1, limit = 0, choices = 0;
+    bool may_leave_empty = false, fillable = false;
+  };
+  std::vector<Examined> examined_;
+  std::vector<uint64_t> stamp_;  // per section: clock_ at its last change
+  uint64_t clock_ = 0;
   std::vector<int64_t> within_;                    // scratch for examine()
   std::vector<char> reach_;                        // scratch for examine()
   std::vector<Frame> frames_;                      // the search's stack

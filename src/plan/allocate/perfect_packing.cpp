@@ -79,7 +79,9 @@ class Skyline {
         hole_depth_(t.sections + 1, 0),
         size_(t.size),
         slack_(t.sections, capacity),
-        candidates_(t.index.size() + 1) {
+        candidates_(t.index.size() + 1),
+        examined_(t.sections),
+        stamp_(t.sections, 0) {
     skyline::Starters starters = skyline::build_starters(t, branching);
     for (const int32_t k : starters.order) enders_[t.hi[k] - 1].push_back(k);
     starters_ = std::move(starters.lists);
@@ -103,6 +105,15 @@ class Skyline {
   int64_t nodes() const { return nodes_; }
 
  private:
+  // A run of sections at one height.
+  struct Plateau {
+    int32_t first = 0, end = 0;
+    int64_t floor = 0;
+    uint64_t newest = 0;         // the latest stamp_ of its sections
+    int32_t higher_before = -1;  // the last section before it that is higher, or -1
+    int32_t higher_after = 0;    // the first section after it that is higher, or sections
+  };
+
   // Identical buffers are interchangeable: each waits for the one before it.
   bool waits_for_twin(int32_t k) const { return twin_before_[k] >= 0 && offset_[twin_before_[k]] < 0; }
 
@@ -160,36 +171,30 @@ class Skyline {
     int32_t s = -1, end = 0;
     int32_t fewest = std::numeric_limits<int32_t>::max();
     int64_t lowest = capacity_;
-    for (int32_t first = 0; first < t_.sections;) {
-      const int64_t floor = height_[first];
-      int32_t e = first + 1;
-      while (e < t_.sections && height_[e] == floor) ++e;
+    find_plateaus();
+    for (size_t j = 0; j < plateaus_.size(); ++j) {
+      const Plateau& p = plateaus_[j];
+      const int32_t first = p.first, e = p.end;
+      const int64_t floor = p.floor;
       const bool left_closed = first == 0 || height_[first - 1] > floor;
       const bool right_closed = e == t_.sections || height_[e] > floor;
-      if (floor < capacity_ && !left_closed && right_closed && !ender_exists(e - 1, floor)) {
+      if (floor < capacity_ && !left_closed && right_closed && !ender_exists(e - 1, floor, p.higher_before)) {
         return Outcome::kInfeasible;
       }
       if (floor < capacity_ && left_closed) {
-        if (!well_fillable(first)) return Outcome::kInfeasible;
-        if (right_closed) {
-          const int64_t left = first > 0 ? height_[first - 1] - floor : 0;
-          const int64_t right = e < t_.sections ? height_[e] - floor : 0;
-          int32_t count = 0;
-          for (const int32_t k : starters_[first]) {
-            if ((fits(k, floor, e) && !waits_for_twin(k)) || fits_part(k, floor, e, left) ||
-                (t_.hi[k] == e && fits_part(k, floor, e, right))) {
-              ++count;
-            }
-          }
-          if (count < fewest || (count == fewest && floor < lowest)) {
-            fewest = count;
-            lowest = floor;
-            s = first;
-            end = e;
-          }
+        if (!right_closed) {
+          if (!opening_fillable(first, floor, p.higher_after)) return Outcome::kInfeasible;
+          continue;
+        }
+        const int32_t count = closed_well_choices(p);
+        if (count < 0) return Outcome::kInfeasible;
+        if (count < fewest || (count == fewest && floor < lowest)) {
+          fewest = count;
+          lowest = floor;
+          s = first;
+          end = e;
         }
       }
-      first = e;
     }
     ML_CHECK(s >= 0, "no closed well with {} of {} buffers placed", placed, t_.index.size());
     const int64_t floor = height_[s];
@@ -226,6 +231,7 @@ class Skyline {
       const int64_t top = floor + c.bytes;
       const bool whole = c.bytes == size_[k];
       std::fill(height_.begin() + s, height_.begin() + t_.hi[k], top);
+      touch(s, t_.hi[k]);
       if (whole) offset_[k] = floor;
       size_[k] -= whole ? 0 : c.bytes;
       take_slack(k, c.bytes);
@@ -237,40 +243,99 @@ class Skyline {
       size_[k] += whole ? 0 : c.bytes;
       if (whole) offset_[k] = -1;
       std::fill(height_.begin() + s, height_.begin() + t_.hi[k], floor);
+      touch(s, t_.hi[k]);
       if (outcome != Outcome::kInfeasible) return outcome;
     }
     return Outcome::kInfeasible;
   }
 
+  // The skyline's plateaus (runs of sections at one height), each with the nearest higher
+  // section on either side: one pass and two stack walks instead of a scan from each plateau.
+  void find_plateaus() {
+    plateaus_.clear();
+    for (int32_t first = 0; first < t_.sections;) {
+      const int64_t floor = height_[first];
+      int32_t e = first + 1;
+      uint64_t newest = stamp_[first];
+      while (e < t_.sections && height_[e] == floor) newest = std::max(newest, stamp_[e++]);
+      plateaus_.push_back(Plateau{.first = first, .end = e, .floor = floor, .newest = newest});
+      first = e;
+    }
+    higher_.clear();
+    for (Plateau& p : plateaus_) {
+      while (!higher_.empty() && plateaus_[higher_.back()].floor <= p.floor) higher_.pop_back();
+      p.higher_before = higher_.empty() ? -1 : plateaus_[higher_.back()].end - 1;
+      higher_.push_back(static_cast<size_t>(&p - plateaus_.data()));
+    }
+    higher_.clear();
+    for (size_t j = plateaus_.size(); j-- > 0;) {
+      Plateau& p = plateaus_[j];
+      while (!higher_.empty() && plateaus_[higher_.back()].floor <= p.floor) higher_.pop_back();
+      p.higher_after = higher_.empty() ? t_.sections : plateaus_[higher_.back()].first;
+      higher_.push_back(j);
+    }
+  }
+
+  // Marks sections [first, end) changed: what closed_well_choices kept for a well that holds
+  // one is stale.
+  void touch(int32_t first, int32_t end) {
+    ++clock_;
+    std::fill(stamp_.begin() + first, stamp_.begin() + end, clock_);
+  }
+
+  // A closed well (both neighbours higher): -1 when it cannot be filled (well_fillable), else
+  // how many buffers (or parts of hole candidates) can cover its first byte. Both read only
+  // the well's sections and its walls' heights, so the answer is kept and given again while
+  // none of those has changed (most nodes change one well and leave the others).
+  int32_t closed_well_choices(const Plateau& p) {
+    const int32_t first = p.first, e = p.end;
+    const int64_t floor = p.floor;
+    const int64_t left_height = first > 0 ? height_[first - 1] : -1;
+    const int64_t right_height = e < t_.sections ? height_[e] : -1;
+    Examined& x = examined_[first];
+    if (x.stamp >= p.newest && x.end == e && x.floor == floor && x.left == left_height && x.right == right_height) {
+      return x.choices;
+    }
+    int32_t count = -1;
+    if (well_fillable(first, e, floor)) {
+      const int64_t left = first > 0 ? left_height - floor : 0;
+      const int64_t right = e < t_.sections ? right_height - floor : 0;
+      count = 0;
+      for (const int32_t k : starters_[first]) {
+        if ((fits(k, floor, e) && !waits_for_twin(k)) || fits_part(k, floor, e, left) ||
+            (t_.hi[k] == e && fits_part(k, floor, e, right))) {
+          ++count;
+        }
+      }
+    }
+    x = Examined{
+        .stamp = clock_, .end = e, .floor = floor, .left = left_height, .right = right_height, .choices = count};
+    return count;
+  }
+
   // A plateau higher than the section before it and lower than the one after: the buffer
   // that covers its last section's next byte ends there.
-  // It cannot reach back past a section already higher than the plateau.
-  bool ender_exists(int32_t last, int64_t floor) const {
-    int32_t wall = last;
-    while (wall >= 0 && height_[wall] <= floor) --wall;
+  // It cannot reach back past a section already higher than the plateau (`wall`, or -1).
+  bool ender_exists(int32_t last, int64_t floor, int32_t wall) const {
     for (const int32_t k : enders_[last]) {
       if (t_.lo[k] > wall && (fits(k, floor, last + 1) || fits_some(k, floor, last + 1))) return true;
     }
     return false;
   }
 
-  // The plateau starting at `first` is lower than the section before it, so the next
-  // buffer here starts at `first` exactly. If the section after the plateau is higher, the
-  // whole floor must be tiled in time by buffers that start and end within the plateau.
-  bool well_fillable(int32_t first) {
-    const int64_t floor = height_[first];
-    if (floor == capacity_) return true;
-    int32_t end = first + 1;
-    while (end < t_.sections && height_[end] == floor) ++end;
-    const bool closed = end == t_.sections || height_[end] > floor;
-    if (!closed) {  // lower sections follow; the buffer stops before a higher one
-      int32_t wall = end;
-      while (wall < t_.sections && height_[wall] <= floor) ++wall;
-      for (const int32_t k : starters_[first]) {
-        if (fits(k, floor, wall) || fits_some(k, floor, wall)) return true;
-      }
-      return false;
+  // A plateau lower than the section before it and higher than the one after: the next
+  // buffer here starts at `first` exactly and stops before the next higher section (`wall`).
+  bool opening_fillable(int32_t first, int64_t floor, int32_t wall) const {
+    for (const int32_t k : starters_[first]) {
+      if (fits(k, floor, wall) || fits_some(k, floor, wall)) return true;
     }
+    return false;
+  }
+
+  // A closed well [first, end) at `floor`, both neighbours higher: the next buffer here
+  // starts at `first` exactly, and the whole floor must be tiled in time by buffers that start
+  // and end within the well.
+  bool well_fillable(int32_t first, int32_t end, int64_t floor) {
     std::fill(reach_.begin() + first, reach_.begin() + end + 1, 0);
     reach_[first] = 1;
     for (int32_t s = first; s < end; ++s) {
@@ -330,6 +395,18 @@ class Skyline {
     int64_t bytes;  // its size, or the part of a hole candidate placed
   };
   std::deque<std::vector<Candidate>> candidates_;  // per depth
+  std::vector<Plateau> plateaus_;                  // scratch for search(), used before it recurses
+  std::vector<size_t> higher_;                     // scratch for find_plateaus()
+  // closed_well_choices's answer, kept per first section.
+  struct Examined {
+    uint64_t stamp = 0;  // clock_ when it was made
+    int32_t end = -1;
+    int64_t floor = 0, left = 0, right = 0;
+    int32_t choices = -1;
+  };
+  std::vector<Examined> examined_;
+  std::vector<uint64_t> stamp_;  // per section: clock_ at its last change
+  uint64_t clock_ = 0;
   int64_t nodes_ = 0;
   int64_t node_limit_ = 0;
 };
