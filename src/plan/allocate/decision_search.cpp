@@ -587,7 +587,7 @@ class WellSearch {
     int32_t first = 0, end = 0;
     int64_t floor = 0;
     uint64_t newest = 0;       // the latest stamp_ of its sections
-    bool joined_left = false;  // the plateau before it ends at first - 1, joined to it
+    bool joined_left = false;  // the plateau before it ends where this one begins, joined to it
   };
   std::vector<Plateau> plateaus_;  // scratch for step_search()
   // A well's examination, kept per first section (examine_cached).
