@@ -60,7 +60,7 @@ class WellSearch {
         offset_(s.index.size(), -1),
         solution_(s.index.size(), 0),
         examined_(s.sections),
-        stamp_(s.sections, 0),
+        stamps_(s.sections),
         within_(s.sections + 1, 0),
         reach_(s.sections + 1, 0),
         tried_(s.index.size(), {0, 0}),
@@ -207,9 +207,9 @@ class WellSearch {
       }
       const int64_t floor = height_[first];
       int32_t end = first + 1;
-      uint64_t newest = stamp_[first];  // the last change to the plateau's sections
+      uint64_t newest = stamps_.at(first);  // the last change to the plateau's sections
       while (end < hi && live(end) && joined(end - 1) && height_[end] == floor)
-        newest = std::max(newest, stamp_[end++]);
+        newest = std::max(newest, stamps_.at(end++));
       plateaus_.push_back(Plateau{.first = first,
                                   .end = end,
                                   .floor = floor,
@@ -279,7 +279,7 @@ class WellSearch {
     const Well& w = f.well;
     if (f.stage == 1) {
       std::fill(height_.begin() + w.first, height_.begin() + w.end, w.floor);
-      touch(w.first, w.end);
+      stamps_.touch(w.first, w.end);
       if (child == Outcome::kInfeasible) {
         add_conflict(i, i + 1);
         if (meets(i + 1, w.first, w.end)) add_well(i, w);
@@ -288,7 +288,7 @@ class WellSearch {
     }
     f.stage = 1;
     std::fill(height_.begin() + w.first, height_.begin() + w.end, w.wall);
-    touch(w.first, w.end);
+    stamps_.touch(w.first, w.end);
     call(Kind::kSearch, f.lo, f.hi);
     return std::nullopt;
   }
@@ -337,7 +337,7 @@ class WellSearch {
       add_conflict(i, i + 1);
     } else {  // the open position was left empty
       empty_at_[w.open] = f.saved;
-      touch(w.open, w.open + 1);
+      stamps_.touch(w.open, w.open + 1);
       if (child == Outcome::kInfeasible) {
         add_conflict(i, i + 1);
         if (meets(i + 1, w.first, w.end)) add_well(i, w);
@@ -359,7 +359,7 @@ class WellSearch {
     }
     f.saved = empty_at_[w.open];
     empty_at_[w.open] = w.floor;
-    touch(w.open, w.open + 1);
+    stamps_.touch(w.open, w.open + 1);
     f.stage = 2;
     call(Kind::kSearch, f.lo, f.hi);
     return std::nullopt;
@@ -375,7 +375,7 @@ class WellSearch {
         remaining_[t] += s_.size[k];
       }
       offset_[k] = -1;
-      touch(s_.lo[k], s_.hi[k]);
+      stamps_.touch(s_.lo[k], s_.hi[k]);
       if (child == Outcome::kInfeasible) add_conflict(i, i + 1);
       return child;
     }
@@ -383,7 +383,7 @@ class WellSearch {
     const int64_t offset = aligned(f.floor, k);
     const int64_t top = offset + s_.size[k];
     offset_[k] = offset;
-    touch(s_.lo[k], s_.hi[k]);
+    stamps_.touch(s_.lo[k], s_.hi[k]);
     solution_[k] = offset;
     bool split = false;
     for (int32_t t = s_.lo[k]; t < s_.hi[k]; ++t) {
@@ -463,35 +463,22 @@ class WellSearch {
     return true;
   }
 
-  // Marks sections [first, end) changed: an examination of a well that holds one is stale.
-  void touch(int32_t first, int32_t end) {
-    ++clock_;
-    std::fill(stamp_.begin() + first, stamp_.begin() + end, clock_);
-  }
-
   // examine(w), or its result from the last time, when the same well (sections, floor and
   // wall) was examined and none of its sections has changed since (`newest` is their latest
   // stamp): what examine reads lies in the well's sections only. Most nodes change one well
   // and leave the others as they were.
   bool examine_cached(Well& w, uint64_t newest) {
     Examined& e = examined_[w.first];
-    if (e.stamp >= newest && e.end == w.end && e.floor == w.floor && e.wall == w.wall) {
-      w.open = e.open;
-      w.limit = e.limit;
-      w.choices = e.choices;
-      w.may_leave_empty = e.may_leave_empty;
+    const Well& kept = e.well;
+    if (e.stamp >= newest && kept.end == w.end && kept.floor == w.floor && kept.wall == w.wall) {
+      w.open = kept.open;
+      w.limit = kept.limit;
+      w.choices = kept.choices;
+      w.may_leave_empty = kept.may_leave_empty;
       return e.fillable;
     }
     const bool fillable = examine(w);
-    e = Examined{.stamp = clock_,
-                 .end = w.end,
-                 .floor = w.floor,
-                 .wall = w.wall,
-                 .open = w.open,
-                 .limit = w.limit,
-                 .choices = w.choices,
-                 .may_leave_empty = w.may_leave_empty,
-                 .fillable = fillable};
+    e = Examined{.stamp = stamps_.now(), .well = w, .fillable = fillable};
     return fillable;
   }
 
@@ -586,21 +573,18 @@ class WellSearch {
   struct Plateau {
     int32_t first = 0, end = 0;
     int64_t floor = 0;
-    uint64_t newest = 0;       // the latest stamp_ of its sections
+    uint64_t newest = 0;       // the latest stamp of its sections
     bool joined_left = false;  // the plateau before it ends where this one begins, joined to it
   };
   std::vector<Plateau> plateaus_;  // scratch for step_search()
   // A well's examination, kept per first section (examine_cached).
   struct Examined {
-    uint64_t stamp = 0;  // clock_ when it was made
-    int32_t end = -1;
-    int64_t floor = 0, wall = 0;
-    int32_t open = -1, limit = 0, choices = 0;
-    bool may_leave_empty = false, fillable = false;
+    uint64_t stamp = 0;  // stamps_.now() when it was made
+    Well well;           // the well examined (end 0 at first: no well matches it)
+    bool fillable = false;
   };
   std::vector<Examined> examined_;
-  std::vector<uint64_t> stamp_;  // per section: clock_ at its last change
-  uint64_t clock_ = 0;
+  skyline::SectionStamps stamps_;                  // when each section's heights, contents or empty marks last changed
   std::vector<int64_t> within_;                    // scratch for examine()
   std::vector<char> reach_;                        // scratch for examine()
   std::vector<Frame> frames_;                      // the search's stack

@@ -81,7 +81,7 @@ class Skyline {
         slack_(t.sections, capacity),
         candidates_(t.index.size() + 1),
         examined_(t.sections),
-        stamp_(t.sections, 0) {
+        stamps_(t.sections) {
     skyline::Starters starters = skyline::build_starters(t, branching);
     for (const int32_t k : starters.order) enders_[t.hi[k] - 1].push_back(k);
     starters_ = std::move(starters.lists);
@@ -109,7 +109,7 @@ class Skyline {
   struct Plateau {
     int32_t first = 0, end = 0;
     int64_t floor = 0;
-    uint64_t newest = 0;         // the latest stamp_ of its sections
+    uint64_t newest = 0;         // the latest stamp of its sections
     int32_t higher_before = -1;  // the last section before it that is higher, or -1
     int32_t higher_after = 0;    // the first section after it that is higher, or sections
   };
@@ -231,7 +231,7 @@ class Skyline {
       const int64_t top = floor + c.bytes;
       const bool whole = c.bytes == size_[k];
       std::fill(height_.begin() + s, height_.begin() + t_.hi[k], top);
-      touch(s, t_.hi[k]);
+      stamps_.touch(s, t_.hi[k]);
       if (whole) offset_[k] = floor;
       size_[k] -= whole ? 0 : c.bytes;
       take_slack(k, c.bytes);
@@ -243,7 +243,7 @@ class Skyline {
       size_[k] += whole ? 0 : c.bytes;
       if (whole) offset_[k] = -1;
       std::fill(height_.begin() + s, height_.begin() + t_.hi[k], floor);
-      touch(s, t_.hi[k]);
+      stamps_.touch(s, t_.hi[k]);
       if (outcome != Outcome::kInfeasible) return outcome;
     }
     return Outcome::kInfeasible;
@@ -256,16 +256,17 @@ class Skyline {
     for (int32_t first = 0; first < t_.sections;) {
       const int64_t floor = height_[first];
       int32_t e = first + 1;
-      uint64_t newest = stamp_[first];
-      while (e < t_.sections && height_[e] == floor) newest = std::max(newest, stamp_[e++]);
+      uint64_t newest = stamps_.at(first);
+      while (e < t_.sections && height_[e] == floor) newest = std::max(newest, stamps_.at(e++));
       plateaus_.push_back(Plateau{.first = first, .end = e, .floor = floor, .newest = newest});
       first = e;
     }
     higher_.clear();
-    for (Plateau& p : plateaus_) {
+    for (size_t j = 0; j < plateaus_.size(); ++j) {
+      Plateau& p = plateaus_[j];
       while (!higher_.empty() && plateaus_[higher_.back()].floor <= p.floor) higher_.pop_back();
       p.higher_before = higher_.empty() ? -1 : plateaus_[higher_.back()].end - 1;
-      higher_.push_back(static_cast<size_t>(&p - plateaus_.data()));
+      higher_.push_back(j);
     }
     higher_.clear();
     for (size_t j = plateaus_.size(); j-- > 0;) {
@@ -274,13 +275,6 @@ class Skyline {
       p.higher_after = higher_.empty() ? t_.sections : plateaus_[higher_.back()].first;
       higher_.push_back(j);
     }
-  }
-
-  // Marks sections [first, end) changed: what closed_well_choices kept for a well that holds
-  // one is stale.
-  void touch(int32_t first, int32_t end) {
-    ++clock_;
-    std::fill(stamp_.begin() + first, stamp_.begin() + end, clock_);
   }
 
   // A closed well (both neighbours higher): -1 when it cannot be filled (well_fillable), else
@@ -309,7 +303,7 @@ class Skyline {
       }
     }
     x = Examined{
-        .stamp = clock_, .end = e, .floor = floor, .left = left_height, .right = right_height, .choices = count};
+        .stamp = stamps_.now(), .end = e, .floor = floor, .left = left_height, .right = right_height, .choices = count};
     return count;
   }
 
@@ -399,14 +393,13 @@ class Skyline {
   std::vector<size_t> higher_;                     // scratch for find_plateaus()
   // closed_well_choices's answer, kept per first section.
   struct Examined {
-    uint64_t stamp = 0;  // clock_ when it was made
+    uint64_t stamp = 0;  // stamps_.now() when it was made
     int32_t end = -1;
     int64_t floor = 0, left = 0, right = 0;
     int32_t choices = -1;
   };
   std::vector<Examined> examined_;
-  std::vector<uint64_t> stamp_;  // per section: clock_ at its last change
-  uint64_t clock_ = 0;
+  skyline::SectionStamps stamps_;  // when each section's heights, holes or placed buffers last changed
   int64_t nodes_ = 0;
   int64_t node_limit_ = 0;
 };

@@ -3,7 +3,8 @@
 // lifetimes as ranges of sections (the spans between consecutive distinct steps), the same
 // mirrored in time, the per-section lists of buffers in branching order with identical
 // buffers chained (each waits for the one before it), the perturbed orders of later
-// restarts, and the restart schedule (Luby limits over four variants).
+// restarts, the restart schedule (Luby limits over four variants), and the stamps of when
+// each section last changed, by which both keep a well's examination from node to node.
 #pragma once
 
 #include <algorithm>
@@ -38,6 +39,23 @@ struct Starters {
   std::vector<int32_t> twin_before;         // the identical buffer just before this one, or -1
 };
 Starters build_starters(const Sections& s, Branching branching);
+
+// When each section's state last changed, on a clock that ticks at every change: a result
+// made at now() from sections [first, end) still holds while newest(first, end) <= that time.
+class SectionStamps {
+ public:
+  explicit SectionStamps(int32_t sections) : stamp_(static_cast<size_t>(sections), 0) {}
+  void touch(int32_t first, int32_t end) {
+    ++clock_;
+    std::fill(stamp_.begin() + first, stamp_.begin() + end, clock_);
+  }
+  uint64_t at(int32_t t) const { return stamp_[static_cast<size_t>(t)]; }
+  uint64_t now() const { return clock_; }
+
+ private:
+  std::vector<uint64_t> stamp_;
+  uint64_t clock_ = 0;
+};
 
 // SplitMix64 over a seed: the place of a candidate in a perturbed branching order (seed 0:
 // its place unchanged). Each candidate may move up to 15 places.
