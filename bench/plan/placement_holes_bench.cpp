@@ -7,6 +7,13 @@
 // (HoleParts), and how many of the true holes are among them. A diagnostic: a search is never given the true holes.
 //
 //   placement_holes_bench [--instances=N] [--only=K] [--budget=S] [--first-seed=K] [--verbose]
+//                         [--holes-only] [--tolerance=K1,K2,...]
+//
+// The true holes are counted as a placement sees them: clipped to the buffers' first and last
+// step, and two that follow each other at a step where no buffer starts or ends joined into one
+// (the slack cannot change there, so their bytes are one rectangle). --tolerance packs, instead
+// of the rest, the true holes with K wrong candidates (the first K of a shuffle of the candidates
+// that are not true holes) for each K: how many wrong candidates the packing bears.
 //
 // Prints one line per instance (CPU time and nodes of each packing, and of decide_within on
 // the problem as it is) and a summary per cut style; --verbose adds each true hole the candidates
@@ -19,6 +26,7 @@
 #include <cstring>
 #include <ctime>
 #include <limits>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -44,6 +52,35 @@ std::vector<Shape> shapes(const std::vector<Buffer>& buffers) {
   for (const Buffer& b : buffers) out.emplace_back(b.lower, b.upper, b.size);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// The removed pieces as a placement of the problem's buffers sees them (see the header).
+std::vector<Buffer> effective_holes(const SlackInstance& inst) {
+  std::set<int64_t> steps;
+  for (const Buffer& b : inst.problem.buffers) {
+    steps.insert(b.lower);
+    steps.insert(b.upper);
+  }
+  std::vector<Buffer> holes = inst.removed;
+  if (steps.empty()) return holes;
+  for (Buffer& h : holes) {
+    h.lower = std::max(h.lower, *steps.begin());
+    h.upper = std::min(h.upper, *steps.rbegin());
+  }
+  for (bool joined = true; joined;) {
+    joined = false;
+    for (size_t i = 0; i < holes.size() && !joined; ++i) {
+      for (size_t j = 0; j < holes.size() && !joined; ++j) {
+        if (i != j && holes[i].upper == holes[j].lower && holes[i].size == holes[j].size &&
+            !steps.contains(holes[i].upper)) {
+          holes[i].upper = holes[j].upper;
+          holes.erase(holes.begin() + static_cast<std::ptrdiff_t>(j));
+          joined = true;
+        }
+      }
+    }
+  }
+  return holes;
 }
 
 struct Run {
@@ -77,6 +114,7 @@ int main(int argc, char** argv) {
   bool verbose = false;
   bool holes_only = false;
   uint64_t first_seed = 1000;
+  std::vector<size_t> tolerance;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--instances=", 12) == 0) instances = std::max(2, std::atoi(argv[i] + 12));
     if (std::strncmp(argv[i], "--only=", 7) == 0) only = std::atoi(argv[i] + 7);
@@ -84,10 +122,19 @@ int main(int argc, char** argv) {
     if (std::strncmp(argv[i], "--first-seed=", 13) == 0) first_seed = std::strtoull(argv[i] + 13, nullptr, 10);
     if (std::strcmp(argv[i], "--verbose") == 0) verbose = true;
     if (std::strcmp(argv[i], "--holes-only") == 0) holes_only = true;
+    if (std::strncmp(argv[i], "--tolerance=", 12) == 0) {
+      for (const char* p = argv[i] + 12; *p;) {
+        char* end = nullptr;
+        tolerance.push_back(std::strtoull(p, &end, 10));
+        p = *end == ',' ? end + 1 : end;
+        if (end == p && *p) break;
+      }
+    }
   }
   for (const CutStyle style : {CutStyle::kBrick, CutStyle::kGuillotine}) {
     const char* style_name = style == CutStyle::kBrick ? "brick" : "guillotine";
     Tally tally;
+    std::vector<int> bore(tolerance.size(), 0);
     for (int k = 0; k < instances; ++k) {
       if (only >= 0 && k != only) continue;
       // The same sizing as placement_slack_bench.
@@ -101,7 +148,8 @@ int main(int argc, char** argv) {
       const std::optional<Problem> with_sweep = with_slack_fillers(inst.problem, inst.capacity, {.seed = 1});
       const std::vector<Buffer> fillers(with_sweep->buffers.begin() + static_cast<std::ptrdiff_t>(buffers),
                                         with_sweep->buffers.end());
-      const std::vector<Shape> truth_shapes = shapes(inst.removed), sweep_shapes = shapes(fillers);
+      const std::vector<Buffer> true_holes = effective_holes(inst);
+      const std::vector<Shape> truth_shapes = shapes(true_holes), sweep_shapes = shapes(fillers);
       std::vector<Shape> common;
       std::set_intersection(truth_shapes.begin(), truth_shapes.end(), sweep_shapes.begin(), sweep_shapes.end(),
                             std::back_inserter(common));
@@ -110,6 +158,40 @@ int main(int argc, char** argv) {
       std::vector<Shape> held;
       std::set_intersection(truth_shapes.begin(), truth_shapes.end(), candidate_shapes.begin(), candidate_shapes.end(),
                             std::back_inserter(held));
+      if (!tolerance.empty()) {
+        std::vector<Buffer> wrong;
+        for (const Buffer& c : candidates) {
+          if (!std::binary_search(truth_shapes.begin(), truth_shapes.end(), Shape{c.lower, c.upper, c.size}))
+            wrong.push_back(c);
+        }
+        uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;  // xorshift: the same shuffle on every machine
+        for (size_t i = wrong.size(); i > 1; --i) {
+          x ^= x << 13;
+          x ^= x >> 7;
+          x ^= x << 17;
+          std::swap(wrong[i - 1], wrong[x % i]);
+        }
+        std::printf("%s_%llu %zu true holes (%zu among the candidates), %zu wrong candidates:", style_name,
+                    static_cast<unsigned long long>(seed), true_holes.size(), held.size(), wrong.size());
+        for (size_t t = 0; t < tolerance.size(); ++t) {
+          const size_t k_wrong = std::min(tolerance[t], wrong.size());
+          std::vector<Buffer> offered = true_holes;
+          offered.insert(offered.end(), wrong.begin(), wrong.begin() + static_cast<std::ptrdiff_t>(k_wrong));
+          const double start = thread_cpu_seconds();
+          const auto deadline =
+              std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(budget * 4e3));
+          const PerfectPackingResult r = find_packing_with_holes(inst.problem, offered, inst.capacity, deadline, {});
+          const double seconds = thread_cpu_seconds() - start;
+          const bool placed = r.outcome == PerfectPackingResult::Outcome::kFound && seconds <= budget;
+          bore[t] += placed;
+          std::printf(" | +%zu %s %.3f s %lld", k_wrong, placed ? "placed" : "------", seconds,
+                      static_cast<long long>(r.nodes));
+        }
+        std::printf("\n");
+        std::fflush(stdout);
+        ++tally.total;
+        continue;
+      }
       auto choose = [&](HoleParts parts) {
         const double start = thread_cpu_seconds();
         const auto deadline =
@@ -174,6 +256,12 @@ int main(int argc, char** argv) {
         }
       }
       std::fflush(stdout);
+    }
+    if (!tolerance.empty()) {
+      std::printf("%s: placed within %.1f s CPU of %d instances, true holes with", style_name, budget, tally.total);
+      for (size_t t = 0; t < tolerance.size(); ++t) std::printf(" %zu wrong: %d;", tolerance[t], bore[t]);
+      std::printf("\n");
+      continue;
     }
     std::printf(
         "%s: placed within %.1f s CPU of %d: with the true holes %d, with the sweep's fillers %d (the sweep "
