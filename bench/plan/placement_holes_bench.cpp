@@ -10,8 +10,8 @@
 //                         [--holes-only] [--tolerance=K1,K2,...]
 //
 // The true holes are counted as a placement sees them: clipped to the buffers' first and last
-// step, and two that follow each other at a step where no buffer starts or ends joined into one
-// (the slack cannot change there, so their bytes are one rectangle). --tolerance packs, instead
+// step, and two of one size that follow each other at a step where no buffer starts or ends
+// joined into one (the slack cannot change there, so their bytes are one rectangle). --tolerance packs, instead
 // of the rest, the true holes with K wrong candidates (the first K of a shuffle of the candidates
 // that are not true holes) for each K: how many wrong candidates the packing bears.
 //
@@ -35,6 +35,7 @@
 #include "memledger/plan/allocate/generator.h"
 #include "memledger/plan/allocate/perfect_packing.h"
 #include "memledger/plan/allocate/slack_fillers.h"
+#include "plan/allocate/split_mix.h"
 
 namespace memledger::allocate {
 namespace {
@@ -158,51 +159,42 @@ int main(int argc, char** argv) {
       std::vector<Shape> held;
       std::set_intersection(truth_shapes.begin(), truth_shapes.end(), candidate_shapes.begin(), candidate_shapes.end(),
                             std::back_inserter(held));
+      // The packing that chooses its holes among `holes`, within the budget.
+      auto choose = [&](const std::vector<Buffer>& holes, HoleParts parts) {
+        const double start = thread_cpu_seconds();
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(budget * 4e3));
+        const PerfectPackingResult r = find_packing_with_holes(inst.problem, holes, inst.capacity, deadline, {},
+                                                               std::numeric_limits<int64_t>::max(), parts);
+        Run run{.seconds = thread_cpu_seconds() - start, .nodes = r.nodes};
+        run.placed = r.outcome == PerfectPackingResult::Outcome::kFound && run.seconds <= budget;
+        return run;
+      };
       if (!tolerance.empty()) {
         std::vector<Buffer> wrong;
         for (const Buffer& c : candidates) {
           if (!std::binary_search(truth_shapes.begin(), truth_shapes.end(), Shape{c.lower, c.upper, c.size}))
             wrong.push_back(c);
         }
-        uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;  // xorshift: the same shuffle on every machine
-        for (size_t i = wrong.size(); i > 1; --i) {
-          x ^= x << 13;
-          x ^= x >> 7;
-          x ^= x << 17;
-          std::swap(wrong[i - 1], wrong[x % i]);
-        }
+        SplitMix64 shuffle(seed);  // the same shuffle on every machine
+        for (size_t i = wrong.size(); i > 1; --i) std::swap(wrong[i - 1], wrong[shuffle.below(i)]);
         std::printf("%s_%llu %zu true holes (%zu among the candidates), %zu wrong candidates:", style_name,
                     static_cast<unsigned long long>(seed), true_holes.size(), held.size(), wrong.size());
         for (size_t t = 0; t < tolerance.size(); ++t) {
           const size_t k_wrong = std::min(tolerance[t], wrong.size());
           std::vector<Buffer> offered = true_holes;
           offered.insert(offered.end(), wrong.begin(), wrong.begin() + static_cast<std::ptrdiff_t>(k_wrong));
-          const double start = thread_cpu_seconds();
-          const auto deadline =
-              std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(budget * 4e3));
-          const PerfectPackingResult r = find_packing_with_holes(inst.problem, offered, inst.capacity, deadline, {});
-          const double seconds = thread_cpu_seconds() - start;
-          const bool placed = r.outcome == PerfectPackingResult::Outcome::kFound && seconds <= budget;
-          bore[t] += placed;
-          std::printf(" | +%zu %s %.3f s %lld", k_wrong, placed ? "placed" : "------", seconds,
-                      static_cast<long long>(r.nodes));
+          const Run run = choose(offered, HoleParts::kWhole);
+          bore[t] += run.placed;
+          std::printf(" | +%zu %s %.3f s %lld", k_wrong, run.placed ? "placed" : "------", run.seconds,
+                      static_cast<long long>(run.nodes));
         }
         std::printf("\n");
         std::fflush(stdout);
         ++tally.total;
         continue;
       }
-      auto choose = [&](HoleParts parts) {
-        const double start = thread_cpu_seconds();
-        const auto deadline =
-            std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(budget * 4e3));
-        const PerfectPackingResult r = find_packing_with_holes(inst.problem, candidates, inst.capacity, deadline, {},
-                                                               std::numeric_limits<int64_t>::max(), parts);
-        Run run{.seconds = thread_cpu_seconds() - start, .nodes = r.nodes};
-        run.placed = r.outcome == PerfectPackingResult::Outcome::kFound && run.seconds <= budget;
-        return run;
-      };
-      const Run chosen = choose(HoleParts::kWhole), in_parts = choose(HoleParts::kSplitAtWalls);
+      const Run chosen = choose(candidates, HoleParts::kWhole), in_parts = choose(candidates, HoleParts::kSplitAtWalls);
       Run truth, sweep, decided;
       if (!holes_only) {
         truth = pack(with_truth, inst.capacity, budget);

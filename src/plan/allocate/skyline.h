@@ -41,7 +41,7 @@ struct Starters {
 Starters build_starters(const Sections& s, Branching branching);
 
 // When each section's state last changed, on a clock that ticks at every change: a result
-// made at now() from sections [first, end) still holds while newest(first, end) <= that time.
+// made at now() from some sections still holds while none of them has a later at().
 class SectionStamps {
  public:
   explicit SectionStamps(int32_t sections) : stamp_(static_cast<size_t>(sections), 0) {}
