@@ -7,13 +7,17 @@
 // (HoleParts), and how many of the true holes are among them. A diagnostic: a search is never given the true holes.
 //
 //   placement_holes_bench [--instances=N] [--only=K] [--budget=S] [--first-seed=K] [--verbose]
-//                         [--holes-only] [--tolerance=K1,K2,...]
+//                         [--holes-only] [--tolerance=K1,K2,...] [--strips] [--forced=ROUNDS]
 //
 // The true holes are counted as a placement sees them: clipped to the buffers' first and last
 // step, and two of one size that follow each other at a step where no buffer starts or ends
 // joined into one (the slack cannot change there, so their bytes are one rectangle). --tolerance packs, instead
 // of the rest, the true holes with K wrong candidates (the first K of a shuffle of the candidates
-// that are not true holes) for each K: how many wrong candidates the packing bears.
+// that are not true holes) for each K: how many wrong candidates the packing bears. --strips
+// takes as the true holes the witness's free bytes cut into strips (strip_holes) instead of the
+// pieces removed. --forced packs, instead of the rest, with the edge holes taken first
+// (with_edge_holes, ROUNDS rounds) beside the packing among all candidates, and counts the edge
+// holes that are not true holes.
 //
 // Prints one line per instance (CPU time and nodes of each packing, and of decide_within on
 // the problem as it is) and a summary per cut style; --verbose adds each true hole the candidates
@@ -26,6 +30,7 @@
 #include <cstring>
 #include <ctime>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -84,6 +89,72 @@ std::vector<Buffer> effective_holes(const SlackInstance& inst) {
   return holes;
 }
 
+// The free bytes of the witness as a canonical set of holes: for each byte, its maximal runs of
+// free sections; bytes next to each other with the same run make one rectangle (a "strip"). Any
+// placement's free bytes decompose so, and the problem with these holes is tight; the pieces the
+// generator removed are one decomposition of the same bytes, the strips another.
+std::vector<Buffer> strip_holes(const SlackInstance& inst) {
+  const Problem& problem = inst.problem;
+  std::vector<int64_t> steps, cuts = {0, inst.capacity};
+  for (size_t i = 0; i < problem.buffers.size(); ++i) {
+    const Buffer& b = problem.buffers[i];
+    steps.push_back(b.lower);
+    steps.push_back(b.upper);
+    cuts.push_back(inst.witness[i]);
+    cuts.push_back(inst.witness[i] + b.size);
+  }
+  for (auto* v : {&steps, &cuts}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  auto at = [](const std::vector<int64_t>& v, int64_t x) {
+    return static_cast<size_t>(std::lower_bound(v.begin(), v.end(), x) - v.begin());
+  };
+  const size_t sections = steps.size() - 1, spans = cuts.size() - 1;
+  std::vector<std::vector<bool>> used(spans, std::vector<bool>(sections, false));
+  for (size_t i = 0; i < problem.buffers.size(); ++i) {
+    const Buffer& b = problem.buffers[i];
+    for (size_t y = at(cuts, inst.witness[i]); y < at(cuts, inst.witness[i] + b.size); ++y) {
+      for (size_t k = at(steps, b.lower); k < at(steps, b.upper); ++k) used[y][k] = true;
+    }
+  }
+  std::vector<Buffer> holes;
+  std::vector<std::pair<size_t, size_t>> open;  // runs of the span below, for merging
+  std::vector<size_t> open_hole;                // the hole each of those runs went into
+  for (size_t y = 0; y < spans; ++y) {
+    std::vector<std::pair<size_t, size_t>> runs;
+    std::vector<size_t> run_hole;
+    for (size_t k = 0; k < sections;) {
+      if (used[y][k]) {
+        ++k;
+        continue;
+      }
+      size_t e = k;
+      while (e < sections && !used[y][e]) ++e;
+      const int64_t height = cuts[y + 1] - cuts[y];
+      const auto same = std::find(open.begin(), open.end(), std::pair(k, e));
+      if (same != open.end()) {
+        const size_t h = open_hole[static_cast<size_t>(same - open.begin())];
+        holes[h].size += height;
+        run_hole.push_back(h);
+      } else {
+        holes.push_back(Buffer{.id = "strip" + std::to_string(holes.size()),
+                               .size = height,
+                               .alignment = 1,
+                               .lower = steps[k],
+                               .upper = steps[e],
+                               .fixed_offset = cuts[y]});
+        run_hole.push_back(holes.size() - 1);
+      }
+      runs.emplace_back(k, e);
+      k = e;
+    }
+    open = std::move(runs);
+    open_hole = std::move(run_hole);
+  }
+  return holes;
+}
+
 struct Run {
   bool placed = false;
   double seconds = 0;
@@ -114,6 +185,8 @@ int main(int argc, char** argv) {
   double budget = 2.0;
   bool verbose = false;
   bool holes_only = false;
+  bool strips = false;
+  int forced_rounds = 0;
   uint64_t first_seed = 1000;
   std::vector<size_t> tolerance;
   for (int i = 1; i < argc; ++i) {
@@ -123,6 +196,8 @@ int main(int argc, char** argv) {
     if (std::strncmp(argv[i], "--first-seed=", 13) == 0) first_seed = std::strtoull(argv[i] + 13, nullptr, 10);
     if (std::strcmp(argv[i], "--verbose") == 0) verbose = true;
     if (std::strcmp(argv[i], "--holes-only") == 0) holes_only = true;
+    if (std::strcmp(argv[i], "--strips") == 0) strips = true;
+    if (std::strncmp(argv[i], "--forced=", 9) == 0) forced_rounds = std::atoi(argv[i] + 9);
     if (std::strncmp(argv[i], "--tolerance=", 12) == 0) {
       for (const char* p = argv[i] + 12; *p;) {
         char* end = nullptr;
@@ -136,6 +211,7 @@ int main(int argc, char** argv) {
     const char* style_name = style == CutStyle::kBrick ? "brick" : "guillotine";
     Tally tally;
     std::vector<int> bore(tolerance.size(), 0);
+    int edge_placed[2] = {};  // plain candidates, edge holes first
     for (int k = 0; k < instances; ++k) {
       if (only >= 0 && k != only) continue;
       // The same sizing as placement_slack_bench.
@@ -144,12 +220,12 @@ int main(int argc, char** argv) {
       const int64_t percent = 1 + k % 10;
       const int64_t removed = std::max<int64_t>(1, (buffers * percent + 50) / 100);
       const SlackInstance inst = generate_slack_instance(seed, buffers, removed, style);
+      const std::vector<Buffer> true_holes = strips ? strip_holes(inst) : effective_holes(inst);
       Problem with_truth = inst.problem;
-      with_truth.buffers.insert(with_truth.buffers.end(), inst.removed.begin(), inst.removed.end());
+      with_truth.buffers.insert(with_truth.buffers.end(), true_holes.begin(), true_holes.end());
       const std::optional<Problem> with_sweep = with_slack_fillers(inst.problem, inst.capacity, {.seed = 1});
       const std::vector<Buffer> fillers(with_sweep->buffers.begin() + static_cast<std::ptrdiff_t>(buffers),
                                         with_sweep->buffers.end());
-      const std::vector<Buffer> true_holes = effective_holes(inst);
       const std::vector<Shape> truth_shapes = shapes(true_holes), sweep_shapes = shapes(fillers);
       std::vector<Shape> common;
       std::set_intersection(truth_shapes.begin(), truth_shapes.end(), sweep_shapes.begin(), sweep_shapes.end(),
@@ -170,6 +246,42 @@ int main(int argc, char** argv) {
         run.placed = r.outcome == PerfectPackingResult::Outcome::kFound && run.seconds <= budget;
         return run;
       };
+      if (forced_rounds > 0) {
+        // The candidates whose heights both edges give taken as holes outright (with_edge_holes,
+        // as decide_within does), the rest chosen among the candidates of what is left; beside
+        // the packing that chooses among all the candidates.
+        const EdgeHoles edge = with_edge_holes(inst.problem, inst.capacity, candidates, forced_rounds);
+        const std::vector<Buffer>& rest = edge.candidates;
+        const int forced = edge.taken;
+        int forced_wrong = 0;
+        for (size_t i = inst.problem.buffers.size(); i < edge.problem.buffers.size(); ++i) {
+          const Buffer& c = edge.problem.buffers[i];
+          forced_wrong +=
+              !std::binary_search(truth_shapes.begin(), truth_shapes.end(), Shape{c.lower, c.upper, c.size});
+        }
+        int rest_true = 0;
+        for (const Buffer& c : rest)
+          rest_true += std::binary_search(truth_shapes.begin(), truth_shapes.end(), Shape{c.lower, c.upper, c.size});
+        const double start = thread_cpu_seconds();
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(budget * 4e3));
+        const PerfectPackingResult r = find_packing_with_holes(edge.problem, rest, inst.capacity, deadline, {},
+                                                               std::numeric_limits<int64_t>::max(), HoleParts::kWhole);
+        Run forced_run{.seconds = thread_cpu_seconds() - start, .nodes = r.nodes};
+        forced_run.placed = r.outcome == PerfectPackingResult::Outcome::kFound && forced_run.seconds <= budget;
+        const Run plain = choose(candidates, HoleParts::kWhole);
+        std::printf(
+            "%s_%llu %zu true holes; %zu candidates: %s %.3f s %lld | %d forced (%d wrong), %zu candidates "
+            "left (%d true): %s %.3f s %lld\n",
+            style_name, static_cast<unsigned long long>(seed), true_holes.size(), candidates.size(),
+            plain.placed ? "placed" : "------", plain.seconds, static_cast<long long>(plain.nodes), forced,
+            forced_wrong, rest.size(), rest_true, forced_run.placed ? "placed" : "------", forced_run.seconds,
+            static_cast<long long>(forced_run.nodes));
+        std::fflush(stdout);
+        edge_placed[0] += plain.placed;
+        edge_placed[1] += forced_run.placed;
+        continue;
+      }
       if (!tolerance.empty()) {
         std::vector<Buffer> wrong;
         for (const Buffer& c : candidates) {
@@ -248,6 +360,11 @@ int main(int argc, char** argv) {
         }
       }
       std::fflush(stdout);
+    }
+    if (forced_rounds > 0) {
+      std::printf("%s: placed within %.1f s CPU: holes among the candidates %d, edge holes forced %d\n", style_name,
+                  budget, edge_placed[0], edge_placed[1]);
+      continue;
     }
     if (!tolerance.empty()) {
       std::printf("%s: placed within %.1f s CPU of %d instances, true holes with", style_name, budget, tally.total);

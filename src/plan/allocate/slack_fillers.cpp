@@ -184,7 +184,90 @@ Buffer filler(const Profile& profile, const Piece& piece, std::string id) {
                 .fixed_offset = std::nullopt};
 }
 
+// Sums of up to `most` of `sizes`, with how many went in (visits the empty sum too).
+template <class Visit>
+void subset_sums(const std::vector<int64_t>& sizes, int most, const Visit& visit, size_t from = 0, int64_t sum = 0,
+                 int count = 0) {
+  visit(sum, count);
+  if (count == most) return;
+  for (size_t i = from; i < sizes.size(); ++i) subset_sums(sizes, most, visit, i + 1, sum + sizes[i], count + 1);
+}
+
+// The sums a hole's edge is read from (edge_holes): those of at least one of the buffers
+// beside the edge (ending where the hole starts, or starting where it ends) and those of any
+// of the buffers across it (starting, or ending, there too), up to `most` of each, sorted.
+// Where many buffers meet at one step, fewer of them go into a sum, so that each side has at
+// most kMaxEdgeSums sums (none when even single buffers are more).
+constexpr int64_t kMaxEdgeSums = 4096;
+
+int affordable(size_t sizes, int most) {
+  int m = 0;
+  for (int64_t total = 1, choose = 1; m < most; ++m) {  // choose = C(sizes, m + 1) as the loop goes
+    choose = choose * (static_cast<int64_t>(sizes) - m) / (m + 1);
+    total += choose;
+    if (total > kMaxEdgeSums) break;
+  }
+  return m;
+}
+
+struct EdgeSums {
+  std::vector<int64_t> beside, across;
+  EdgeSums(const std::vector<int64_t>& beside_sizes, const std::vector<int64_t>& across_sizes, int most) {
+    subset_sums(beside_sizes, affordable(beside_sizes.size(), most), [&](int64_t sum, int count) {
+      if (count > 0) beside.push_back(sum);
+    });
+    subset_sums(across_sizes, affordable(across_sizes.size(), most), [&](int64_t sum, int) { across.push_back(sum); });
+    std::sort(across.begin(), across.end());
+  }
+  // Some of the buffers beside minus some across make `height`.
+  bool give(int64_t height) const {
+    return std::any_of(beside.begin(), beside.end(),
+                       [&](int64_t sum) { return std::binary_search(across.begin(), across.end(), sum - height); });
+  }
+};
+
 }  // namespace
+
+std::vector<Buffer> edge_holes(const Problem& problem, int64_t capacity, const std::vector<Buffer>& candidates,
+                               int most) {
+  std::optional<Profile> profile = slack_profile(problem, capacity);
+  if (!profile) return {};
+  const std::vector<int64_t>& steps = profile->steps;
+  auto index_of = [&](int64_t step) {
+    return static_cast<size_t>(std::lower_bound(steps.begin(), steps.end(), step) - steps.begin());
+  };
+  std::vector<std::vector<int64_t>> ending(steps.size()), starting(steps.size());
+  for (const Buffer& b : problem.buffers) {
+    if (b.size == 0) continue;
+    ending[index_of(b.upper)].push_back(b.size);
+    starting[index_of(b.lower)].push_back(b.size);
+  }
+  // What a hole's height is read from where it starts (ends) at each step, built when first asked for.
+  std::vector<std::optional<EdgeSums>> starts(steps.size()), ends(steps.size());
+  auto fits = [&](std::optional<EdgeSums>& sums, const std::vector<int64_t>& beside, const std::vector<int64_t>& across,
+                  int64_t height) {
+    if (!sums) sums.emplace(beside, across, most);
+    return sums->give(height);
+  };
+  std::vector<Buffer> holes;
+  for (const Buffer& c : candidates) {
+    if (c.size <= 0 || c.lower >= c.upper || !std::binary_search(steps.begin(), steps.end(), c.lower) ||
+        !std::binary_search(steps.begin(), steps.end(), c.upper))
+      continue;
+    const size_t first = index_of(c.lower), end = index_of(c.upper);
+    if (first != 0 && !fits(starts[first], ending[first], starting[first], c.size)) continue;
+    if (end + 1 != steps.size() && !fits(ends[end], starting[end], ending[end], c.size)) continue;
+    bool room = true;
+    for (size_t k = first; k < end && room; ++k) room = profile->slack[k] >= c.size;
+    if (!room) continue;
+    for (size_t k = first; k < end; ++k) profile->slack[k] -= c.size;
+    Buffer hole = c;
+    hole.id = "edge-hole-" + std::to_string(holes.size());
+    hole.fixed_offset.reset();
+    holes.push_back(std::move(hole));
+  }
+  return holes;
+}
 
 std::optional<Problem> with_slack_fillers(const Problem& problem, int64_t capacity, const FillerShape& shape) {
   const std::optional<Profile> profile = slack_profile(problem, capacity);
@@ -213,6 +296,20 @@ std::vector<Buffer> slack_hole_candidates(const Problem& problem, int64_t capaci
   std::vector<Buffer> holes;
   for (size_t k = 0; k < pieces.size(); ++k) holes.push_back(filler(*profile, pieces[k], "hole-" + std::to_string(k)));
   return holes;
+}
+
+EdgeHoles with_edge_holes(const Problem& problem, int64_t capacity, const std::vector<Buffer>& candidates, int rounds) {
+  EdgeHoles out{.problem = problem, .candidates = candidates};
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<Buffer> more = edge_holes(out.problem, capacity, out.candidates);
+    if (more.empty()) break;
+    for (Buffer& hole : more) {
+      hole.id = "edge-hole-" + std::to_string(out.taken++);
+      out.problem.buffers.push_back(std::move(hole));
+    }
+    out.candidates = slack_hole_candidates(out.problem, capacity);
+  }
+  return out;
 }
 
 }  // namespace memledger::allocate

@@ -1,13 +1,15 @@
 // The slack as filler buffers: the layers of the slack profile (checked by hand), a tight
 // problem on generated instances, and the placement a perfect packing of it gives —
 // through decide_within too, where the search with waste alone does not place the
-// instance — checked by the validator.
+// instance — checked by the validator; hole candidates, and the edge holes read from the
+// buffers beside them.
 #include "memledger/plan/allocate/slack_fillers.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -189,6 +191,73 @@ TEST(AllocateSlackFillers, HoleCandidatesHoldTheSweepAndPlaceWhatItDoesNot) {
   const PerfectPackingResult chosen = find_packing_with_holes(h.problem, holes, h.capacity, deadline, {}, 2'000'000);
   ASSERT_EQ(chosen.outcome, PerfectPackingResult::Outcome::kFound);
   expect_places_within(h, chosen);
+}
+
+// A cut of 10 bytes over three steps: b [0,3) × 4 at the bottom, a [0,1) × 6 above it, then
+// from step 1 c [1,3) × 3 and a piece [1,3) × 3 taken out. The hole's height is what ends at
+// step 1 minus what starts there (6 − 3); a candidate of another height, one ending at a step
+// no buffer has, or a second copy the slack cannot hold is not taken.
+TEST(AllocateSlackFillers, EdgeHolesAreTheCandidatesTheBuffersBesideThemGive) {
+  Problem p;
+  p.buffers = {buffer("b", 0, 3, 4), buffer("a", 0, 1, 6), buffer("c", 1, 3, 3)};
+  const std::vector<Buffer> candidates = {buffer("wrong height", 1, 3, 2), buffer("no step", 1, 2, 3),
+                                          buffer("hole", 1, 3, 3), buffer("again", 1, 3, 3)};
+  const std::vector<Buffer> taken = edge_holes(p, 10, candidates);
+  ASSERT_EQ(taken.size(), 1u);
+  EXPECT_EQ(std::tuple(taken[0].lower, taken[0].upper, taken[0].size), std::tuple(int64_t{1}, int64_t{3}, int64_t{3}));
+  EXPECT_EQ(taken[0].id, "edge-hole-0");
+  // With at most one buffer on each side the height is still 6 − 3; with c twice as high, no
+  // set of buffers gives 3 any more (6 − 0, 6 − 6 = 0).
+  EXPECT_EQ(edge_holes(p, 10, candidates, 1).size(), 1u);
+  p.buffers[2].size = 6;
+  EXPECT_TRUE(edge_holes(p, 13, {buffer("hole", 1, 3, 3)}).empty());
+}
+
+// Where many buffers meet at one step, sums take fewer of them (at most 4096 sums a side): with
+// 100 buffers ending at step 1, single buffers only — a hole of 10 (one buffer of 10) is read,
+// one of 2 (two buffers of 1) is not, though it would be where fewer meet.
+TEST(AllocateSlackFillers, EdgeHolesBoundTheSumsWhereManyBuffersMeet) {
+  Problem p;
+  for (int k = 0; k < 99; ++k) p.buffers.push_back(buffer("one" + std::to_string(k), 0, 1, 1));
+  p.buffers.push_back(buffer("ten", 0, 1, 10));
+  p.buffers.push_back(buffer("after", 1, 2, 99));
+  EXPECT_EQ(edge_holes(p, 109, {buffer("hole", 1, 2, 10)}).size(), 1u);
+  EXPECT_TRUE(edge_holes(p, 109, {buffer("hole", 1, 2, 2)}).empty());
+  p.buffers.erase(p.buffers.begin() + 10, p.buffers.begin() + 99);  // 10 ones and the ten end at step 1
+  p.buffers.back().size = 10;
+  EXPECT_EQ(edge_holes(p, 20, {buffer("hole", 1, 2, 2)}).size(), 1u);
+}
+
+// brick_1018 of the slack bench (434 buffers, 39 pieces removed): the packing that chooses
+// among all the candidates (684) does not place it within 200 000 nodes; with the edge holes
+// taken first (nearly all of them true holes) the candidates of what is left are a tenth as
+// many, and the packing places it at once. decide_within places it.
+TEST(AllocateSlackFillers, EdgeHolesTakenFirstPlaceWhatTheCandidatesAloneDoNot) {
+  const SlackInstance h = generate_slack_instance(1018, 434, 39, CutStyle::kBrick);
+  const std::vector<Buffer> holes = slack_hole_candidates(h.problem, h.capacity);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  EXPECT_NE(find_packing_with_holes(h.problem, holes, h.capacity, deadline, {}, 200'000).outcome,
+            PerfectPackingResult::Outcome::kFound);
+  const EdgeHoles edge = with_edge_holes(h.problem, h.capacity, holes, 3);
+  ASSERT_EQ(static_cast<size_t>(edge.taken), edge.problem.buffers.size() - h.problem.buffers.size());
+  EXPECT_GE(edge.taken, 20);
+  int true_holes = 0;
+  for (size_t k = h.problem.buffers.size(); k < edge.problem.buffers.size(); ++k) {
+    const Buffer& taken = edge.problem.buffers[k];
+    true_holes += std::any_of(h.removed.begin(), h.removed.end(), [&](const Buffer& r) {
+      return r.lower == taken.lower && r.upper == taken.upper && r.size == taken.size;
+    });
+  }
+  EXPECT_GE(true_holes, edge.taken - 2);
+  EXPECT_LT(edge.candidates.size() * 5, holes.size());
+  const PerfectPackingResult packing =
+      find_packing_with_holes(edge.problem, edge.candidates, h.capacity, deadline, {}, 200'000);
+  ASSERT_EQ(packing.outcome, PerfectPackingResult::Outcome::kFound);
+  expect_places_within(h, packing);
+  const PlacementDecision decided = decide_within(h.problem, h.capacity, 60);
+  ASSERT_TRUE(decided.solution.has_value());
+  testing::expect_valid_plan(h.problem, *decided.solution);
+  EXPECT_LE(decided.solution->arena_bytes, h.capacity);
 }
 
 // decide_within takes the filler packing after its first short search, repeatably.
