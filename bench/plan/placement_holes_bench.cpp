@@ -8,6 +8,7 @@
 //
 //   placement_holes_bench [--instances=N] [--only=K] [--budget=S] [--first-seed=K] [--verbose]
 //                         [--holes-only] [--tolerance=K1,K2,...] [--strips] [--forced=ROUNDS]
+//                         [--forced-search]
 //
 // The true holes are counted as a placement sees them: clipped to the buffers' first and last
 // step, and two of one size that follow each other at a step where no buffer starts or ends
@@ -17,7 +18,8 @@
 // takes as the true holes the witness's free bytes cut into strips (strip_holes) instead of the
 // pieces removed. --forced packs, instead of the rest, with the edge holes taken first
 // (with_edge_holes, ROUNDS rounds) beside the packing among all candidates, and counts the edge
-// holes that are not true holes.
+// holes that are not true holes; with --forced-search, the decision search with waste
+// (decide_placement) on the problem itself against the same on the problem with the edge holes.
 //
 // Prints one line per instance (CPU time and nodes of each packing, and of decide_within on
 // the problem as it is) and a summary per cut style; --verbose adds each true hole the candidates
@@ -36,6 +38,7 @@
 #include <tuple>
 #include <vector>
 
+#include "memledger/plan/allocate/decision_search.h"
 #include "memledger/plan/allocate/exact.h"
 #include "memledger/plan/allocate/generator.h"
 #include "memledger/plan/allocate/perfect_packing.h"
@@ -187,6 +190,7 @@ int main(int argc, char** argv) {
   bool holes_only = false;
   bool strips = false;
   int forced_rounds = 0;
+  bool forced_search = false;
   uint64_t first_seed = 1000;
   std::vector<size_t> tolerance;
   for (int i = 1; i < argc; ++i) {
@@ -198,6 +202,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--holes-only") == 0) holes_only = true;
     if (std::strcmp(argv[i], "--strips") == 0) strips = true;
     if (std::strncmp(argv[i], "--forced=", 9) == 0) forced_rounds = std::atoi(argv[i] + 9);
+    if (std::strcmp(argv[i], "--forced-search") == 0) forced_search = true;
     if (std::strncmp(argv[i], "--tolerance=", 12) == 0) {
       for (const char* p = argv[i] + 12; *p;) {
         char* end = nullptr;
@@ -269,7 +274,21 @@ int main(int argc, char** argv) {
                                                                std::numeric_limits<int64_t>::max(), HoleParts::kWhole);
         Run forced_run{.seconds = thread_cpu_seconds() - start, .nodes = r.nodes};
         forced_run.placed = r.outcome == PerfectPackingResult::Outcome::kFound && forced_run.seconds <= budget;
-        const Run plain = choose(candidates, HoleParts::kWhole);
+        Run plain = choose(candidates, HoleParts::kWhole);
+        if (forced_search) {
+          auto decide_on = [&](const Problem& p) {
+            const double t0 = thread_cpu_seconds();
+            const DecisionResult d = decide_placement(
+                p, inst.capacity,
+                std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(budget * 4e3)), {},
+                std::numeric_limits<int64_t>::max());
+            Run run{.seconds = thread_cpu_seconds() - t0, .nodes = d.nodes};
+            run.placed = d.outcome == DecisionResult::Outcome::kFound && run.seconds <= budget;
+            return run;
+          };
+          plain = decide_on(inst.problem);
+          forced_run = decide_on(edge.problem);
+        }
         std::printf(
             "%s_%llu %zu true holes; %zu candidates: %s %.3f s %lld | %d forced (%d wrong), %zu candidates "
             "left (%d true): %s %.3f s %lld\n",

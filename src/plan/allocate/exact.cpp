@@ -32,8 +32,14 @@ constexpr int64_t kFirstNodes = 100'000;
 // most this many nodes (0.03–0.1 s since the search's cost per node fell, 2026-12-02: three times
 // as many were neutral) and a tenth of the time left.
 constexpr int64_t kHoleNodes = 200'000;
-// Rounds of edge holes (slack_fillers.h) before the packing that chooses the rest.
+// Rounds of edge holes (slack_fillers.h) before the packing that chooses the rest. The decision
+// search on the problem with them gets at most kReducedNodes (about 0.3–0.5 s; where it placed
+// an instance it took up to 2.1 M, mostly under 1 M) and half of the time left: without the
+// node limit it delayed the placements the long run finds early past 2 s (guillotine 40004,
+// 120015); with it, no instance of five blocks was lost.
 constexpr int kEdgeRounds = 3;
+constexpr int kReducedShare = 2;
+constexpr int64_t kReducedNodes = 1'000'000;
 
 Clock::time_point deadline_after(Clock::time_point now, double seconds) {
   const double capped = std::clamp(seconds, 0.0, 1e6);
@@ -69,37 +75,49 @@ PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_p
   // placements at once that the search with waste drowns in; not finding one proves
   // nothing), then a short packing that chooses its holes among the rectangles of many such
   // shapes (held-out seeds 60000-: 23 / 40 placed within 2 s against 21 / 40 without it), then
-  // the same with the candidates whose heights the buffers beside their edges give taken as
-  // holes first (held-out seeds 130000-: 30 / 40 against 27 / 40), then the decision search
-  // with the rest of the time. The well search is the
+  // the problem with the edge holes taken as buffers (the candidates whose heights the buffers
+  // beside their edges give): a short packing among the candidates of the slack they leave,
+  // then the decision search on it for at most a million nodes and half of the time left
+  // (held-out seeds 120000-, 130000-, 140000-: 100 / 120 placed within 2 s against 86 / 120
+  // without the two; failing there proves nothing, an edge hole may be wrong),
+  // then the decision search on the problem itself with the rest. The well search is the
   // stronger; where alignments keep it from being complete, the offset-order search
   // (complete with any alignment) decides, without the first short run.
   const bool complete = decision_search_is_complete(problem);
-  auto search = [&](int64_t max_nodes) {
+  // A decision search on `searched` (the problem, or the problem with holes added) until `until`.
+  auto run_search = [&](const Problem& searched, Clock::time_point until, int64_t max_nodes) {
     const std::function<void(int64_t)> tick = [&, before = decision.nodes](int64_t nodes) {
       if (on_tick) on_tick(before + nodes);
     };
-    DecisionResult result = complete ? decide_placement(problem, capacity, deadline, tick, max_nodes)
-                                     : decide_in_offset_order(problem, capacity, deadline, tick);
-    decision.outcome = result.outcome;
+    DecisionResult result = complete ? decide_placement(searched, capacity, until, tick, max_nodes)
+                                     : decide_in_offset_order(searched, capacity, until, tick);
     decision.nodes += result.nodes;
     decision.restarts += result.restarts;
-    if (result.outcome == DecisionResult::Outcome::kFound)
-      decision.solution = Solution{.offsets = std::move(result.offsets)};
-    return result.outcome != DecisionResult::Outcome::kUnknown;
+    return result;
   };
-  // Takes a packing's placement of the problem's buffers when it is one within the capacity.
-  auto accept = [&](PerfectPackingResult& packing) {
-    decision.nodes += packing.nodes;
-    decision.restarts += packing.restarts;
-    if (packing.outcome != PerfectPackingResult::Outcome::kFound) return false;
-    packing.offsets.resize(problem.buffers.size());
-    Solution placed{.offsets = std::move(packing.offsets)};
+  // Takes the offsets of a placement of the problem's buffers (holes after them are dropped)
+  // when it is one within the capacity.
+  auto take = [&](std::vector<int64_t> offsets) {
+    offsets.resize(problem.buffers.size());
+    Solution placed{.offsets = std::move(offsets)};
     placed.arena_bytes = arena_bytes(problem, placed.offsets);
     if (placed.arena_bytes > capacity || find_violation(problem, placed)) return false;
     decision.outcome = DecisionResult::Outcome::kFound;
     decision.solution = std::move(placed);
     return true;
+  };
+  // The decision search on the problem itself: its outcome is the decision's.
+  auto search = [&](int64_t max_nodes) {
+    DecisionResult result = run_search(problem, deadline, max_nodes);
+    decision.outcome = result.outcome;
+    if (result.outcome == DecisionResult::Outcome::kFound)
+      decision.solution = Solution{.offsets = std::move(result.offsets)};
+    return result.outcome != DecisionResult::Outcome::kUnknown;
+  };
+  auto accept = [&](PerfectPackingResult& packing) {
+    decision.nodes += packing.nodes;
+    decision.restarts += packing.restarts;
+    return packing.outcome == PerfectPackingResult::Outcome::kFound && take(std::move(packing.offsets));
   };
   if (complete && search(kFirstNodes)) return decision;
   for (const FillerShape& shape : kFillerShapes) {
@@ -117,14 +135,17 @@ PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_p
     PerfectPackingResult packing =
         find_packing_with_holes(problem, holes, capacity, now + (deadline - now) / kFillerShare, on_tick, kHoleNodes);
     if (accept(packing)) return decision;
-    // The same with the candidates both edges give taken as holes outright, choosing the rest
-    // among the candidates of the slack they leave (far fewer).
     const EdgeHoles edge = with_edge_holes(problem, capacity, holes, kEdgeRounds);
     if (edge.taken > 0 && Clock::now() < deadline) {
       const Clock::time_point later = Clock::now();
       packing = find_packing_with_holes(edge.problem, edge.candidates, capacity,
                                         later + (deadline - later) / kFillerShare, on_tick, kHoleNodes);
       if (accept(packing)) return decision;
+    }
+    if (edge.taken > 0 && Clock::now() < deadline) {
+      const Clock::time_point later = Clock::now();
+      DecisionResult reduced = run_search(edge.problem, later + (deadline - later) / kReducedShare, kReducedNodes);
+      if (reduced.outcome == DecisionResult::Outcome::kFound && take(std::move(reduced.offsets))) return decision;
     }
   }
   search(std::numeric_limits<int64_t>::max());

@@ -260,6 +260,30 @@ TEST(AllocateSlackFillers, EdgeHolesTakenFirstPlaceWhatTheCandidatesAloneDoNot) 
   EXPECT_LE(decided.solution->arena_bytes, h.capacity);
 }
 
+// brick_1015 of the slack bench (386 buffers, 23 pieces removed): the decision search with
+// waste does not place it within 200 000 nodes; on the problem with the edge holes taken as
+// buffers (16 of them, all true holes) it does at once, and the placement of the buffers, the
+// holes dropped, is a valid plan within the capacity.
+TEST(AllocateSlackFillers, TheDecisionSearchPlacesTheProblemWithEdgeHoles) {
+  const SlackInstance h = generate_slack_instance(1015, 386, 23, CutStyle::kBrick);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  EXPECT_EQ(decide_placement(h.problem, h.capacity, deadline, {}, 200'000).outcome, DecisionResult::Outcome::kUnknown);
+  const EdgeHoles edge = with_edge_holes(h.problem, h.capacity, slack_hole_candidates(h.problem, h.capacity), 3);
+  EXPECT_GE(edge.taken, 10);
+  const DecisionResult reduced = decide_placement(edge.problem, h.capacity, deadline, {}, 200'000);
+  ASSERT_EQ(reduced.outcome, DecisionResult::Outcome::kFound);
+  Solution s{.offsets = reduced.offsets, .algorithm = "edge holes"};
+  s.offsets.resize(h.problem.buffers.size());
+  s.arena_bytes = arena_bytes(h.problem, s.offsets);
+  s.optimal = s.arena_bytes == lower_bound(h.problem).bytes;
+  testing::expect_valid_plan(h.problem, s);
+  EXPECT_LE(s.arena_bytes, h.capacity);
+  const PlacementDecision decided = decide_within(h.problem, h.capacity, 60);
+  ASSERT_TRUE(decided.solution.has_value());
+  testing::expect_valid_plan(h.problem, *decided.solution);
+  EXPECT_LE(decided.solution->arena_bytes, h.capacity);
+}
+
 // decide_within takes the filler packing after its first short search, repeatably.
 TEST(AllocateSlackFillers, DecideWithinPlacesThroughTheFillersRepeatably) {
   const SlackInstance h = bench_brick_40011();

@@ -10,6 +10,11 @@
 // perfect-packing search prunes far harder than a search that may leave bytes empty, so it
 // is tried first, on a share of the budget (exact.cpp).
 //
+// The holes can also be read from the buffers beside them (edge_holes): a hole that starts
+// where some buffers end and others start is as high as a difference of their sizes; those
+// taken as buffers leave a problem with far less slack (exact.cpp tries it with a packing and
+// with the decision search).
+//
 // Limits: a heuristic restriction — the holes must be shaped like these fillers, so the
 // filled problem may be infeasible where the original is not (that proves nothing about the
 // original). No fillers when some section is already above the capacity.
