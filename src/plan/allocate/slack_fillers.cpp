@@ -193,11 +193,9 @@ void subset_sums(const std::vector<int64_t>& sizes, int most, const Visit& visit
   for (size_t i = from; i < sizes.size(); ++i) subset_sums(sizes, most, visit, i + 1, sum + sizes[i], count + 1);
 }
 
-// The sums a hole's edge is read from (edge_holes): those of at least one of the buffers
-// beside the edge (ending where the hole starts, or starting where it ends) and those of any
-// of the buffers across it (starting, or ending, there too), up to `most` of each, sorted.
-// Where many buffers meet at one step, fewer of them go into a sum, so that each side has at
-// most kMaxEdgeSums sums (none when even single buffers are more).
+// Where many buffers meet at one step, fewer of them go into a sum, so that each side of an
+// edge has at most kMaxEdgeSums sums (none when even single buffers are more): how many of
+// `sizes` buffers a sum may take.
 constexpr int64_t kMaxEdgeSums = 4096;
 
 int affordable(size_t sizes, int most) {
@@ -210,6 +208,10 @@ int affordable(size_t sizes, int most) {
   return m;
 }
 
+// The sums a hole's edge is read from (edge_holes): those of at least one of the buffers
+// beside the edge (ending where the hole starts, or starting where it ends) and those of any
+// of the buffers across it (starting, or ending, there too), up to `most` of each (fewer where
+// they are many), the latter sorted.
 struct EdgeSums {
   std::vector<int64_t> beside, across;
   EdgeSums(const std::vector<int64_t>& beside_sizes, const std::vector<int64_t>& across_sizes, int most) {
