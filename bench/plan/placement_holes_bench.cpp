@@ -240,16 +240,22 @@ int main(int argc, char** argv) {
       std::vector<Shape> held;
       std::set_intersection(truth_shapes.begin(), truth_shapes.end(), candidate_shapes.begin(), candidate_shapes.end(),
                             std::back_inserter(held));
-      // The packing that chooses its holes among `holes`, within the budget.
-      auto choose = [&](const std::vector<Buffer>& holes, HoleParts parts) {
+      auto is_true_hole = [&](const Buffer& c) {
+        return std::binary_search(truth_shapes.begin(), truth_shapes.end(), Shape{c.lower, c.upper, c.size});
+      };
+      // The packing of `packed` that chooses its holes among `holes`, within the budget.
+      auto choose_for = [&](const Problem& packed, const std::vector<Buffer>& holes, HoleParts parts) {
         const double start = thread_cpu_seconds();
         const auto deadline =
             std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(budget * 4e3));
-        const PerfectPackingResult r = find_packing_with_holes(inst.problem, holes, inst.capacity, deadline, {},
+        const PerfectPackingResult r = find_packing_with_holes(packed, holes, inst.capacity, deadline, {},
                                                                std::numeric_limits<int64_t>::max(), parts);
         Run run{.seconds = thread_cpu_seconds() - start, .nodes = r.nodes};
         run.placed = r.outcome == PerfectPackingResult::Outcome::kFound && run.seconds <= budget;
         return run;
+      };
+      auto choose = [&](const std::vector<Buffer>& holes, HoleParts parts) {
+        return choose_for(inst.problem, holes, parts);
       };
       if (forced_rounds > 0) {
         // The candidates whose heights both edges give taken as holes outright (with_edge_holes,
@@ -258,22 +264,11 @@ int main(int argc, char** argv) {
         const EdgeHoles edge = with_edge_holes(inst.problem, inst.capacity, candidates, forced_rounds);
         const std::vector<Buffer>& rest = edge.candidates;
         const int forced = edge.taken;
-        int forced_wrong = 0;
-        for (size_t i = inst.problem.buffers.size(); i < edge.problem.buffers.size(); ++i) {
-          const Buffer& c = edge.problem.buffers[i];
-          forced_wrong +=
-              !std::binary_search(truth_shapes.begin(), truth_shapes.end(), Shape{c.lower, c.upper, c.size});
-        }
-        int rest_true = 0;
-        for (const Buffer& c : rest)
-          rest_true += std::binary_search(truth_shapes.begin(), truth_shapes.end(), Shape{c.lower, c.upper, c.size});
-        const double start = thread_cpu_seconds();
-        const auto deadline =
-            std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(budget * 4e3));
-        const PerfectPackingResult r = find_packing_with_holes(edge.problem, rest, inst.capacity, deadline, {},
-                                                               std::numeric_limits<int64_t>::max(), HoleParts::kWhole);
-        Run forced_run{.seconds = thread_cpu_seconds() - start, .nodes = r.nodes};
-        forced_run.placed = r.outcome == PerfectPackingResult::Outcome::kFound && forced_run.seconds <= budget;
+        const int forced_wrong = static_cast<int>(
+            std::count_if(edge.problem.buffers.begin() + static_cast<std::ptrdiff_t>(inst.problem.buffers.size()),
+                          edge.problem.buffers.end(), [&](const Buffer& c) { return !is_true_hole(c); }));
+        const int rest_true = static_cast<int>(std::count_if(rest.begin(), rest.end(), is_true_hole));
+        Run forced_run = choose_for(edge.problem, rest, HoleParts::kWhole);
         Run plain = choose(candidates, HoleParts::kWhole);
         if (forced_search) {
           auto decide_on = [&](const Problem& p) {
@@ -303,10 +298,8 @@ int main(int argc, char** argv) {
       }
       if (!tolerance.empty()) {
         std::vector<Buffer> wrong;
-        for (const Buffer& c : candidates) {
-          if (!std::binary_search(truth_shapes.begin(), truth_shapes.end(), Shape{c.lower, c.upper, c.size}))
-            wrong.push_back(c);
-        }
+        std::copy_if(candidates.begin(), candidates.end(), std::back_inserter(wrong),
+                     [&](const Buffer& c) { return !is_true_hole(c); });
         SplitMix64 shuffle(seed);  // the same shuffle on every machine
         for (size_t i = wrong.size(); i > 1; --i) std::swap(wrong[i - 1], wrong[shuffle.below(i)]);
         std::printf("%s_%llu %zu true holes (%zu among the candidates), %zu wrong candidates:", style_name,
