@@ -8,7 +8,7 @@
 //
 //   placement_holes_bench [--instances=N] [--only=K] [--budget=S] [--first-seed=K] [--verbose]
 //                         [--holes-only] [--tolerance=K1,K2,...] [--strips] [--forced=ROUNDS]
-//                         [--forced-search]
+//                         [--forced-search] [--unambiguous] [--relays]
 //
 // The true holes are counted as a placement sees them: clipped to the buffers' first and last
 // step, and two of one size that follow each other at a step where no buffer starts or ends
@@ -18,8 +18,13 @@
 // takes as the true holes the witness's free bytes cut into strips (strip_holes) instead of the
 // pieces removed. --forced packs, instead of the rest, with the edge holes taken first
 // (with_edge_holes, ROUNDS rounds) beside the packing among all candidates, and counts the edge
-// holes that are not true holes; with --forced-search, the decision search with waste
-// (decide_placement) on the problem itself against the same on the problem with the edge holes.
+// holes that are not true holes and those that lie in no free rectangle of the known placement
+// (an edge hole that is no removed piece may be another decomposition of the same free bytes;
+// --verbose lists them); with --forced-search, the decision search with waste
+// (decide_placement) on the problem itself against the same on the problem with the edge
+// holes; --unambiguous reads the edges with EdgeReading::ambiguous_open false. --relays packs,
+// instead of the rest, the problem with the true holes as it is and with its relays joined
+// (relays.h), and says whether every joined run lies at one offset of the known placement.
 //
 // Prints one line per instance (CPU time and nodes of each packing, and of decide_within on
 // the problem as it is) and a summary per cut style; --verbose adds each true hole the candidates
@@ -42,6 +47,7 @@
 #include "memledger/plan/allocate/exact.h"
 #include "memledger/plan/allocate/generator.h"
 #include "memledger/plan/allocate/perfect_packing.h"
+#include "memledger/plan/allocate/relays.h"
 #include "memledger/plan/allocate/slack_fillers.h"
 #include "plan/allocate/split_mix.h"
 
@@ -158,6 +164,37 @@ std::vector<Buffer> strip_holes(const SlackInstance& inst) {
   return holes;
 }
 
+// Whether a rectangle of `hole`'s height and lifetime lies in the witness's free bytes: an edge
+// hole that is no removed piece may still be one of the free bytes' other decompositions.
+bool fits_witness_free_bytes(const SlackInstance& inst, const Buffer& hole) {
+  using Span = std::pair<int64_t, int64_t>;
+  std::vector<Span> common = {{0, inst.capacity}};
+  for (int64_t t = hole.lower; t < hole.upper && !common.empty(); ++t) {
+    std::vector<Span> free;
+    for (const Buffer& r : inst.removed) {
+      if (r.lower <= t && t < r.upper) free.emplace_back(*r.fixed_offset, *r.fixed_offset + r.size);
+    }
+    std::sort(free.begin(), free.end());
+    std::vector<Span> merged;
+    for (const Span& f : free) {
+      if (!merged.empty() && merged.back().second >= f.first) {
+        merged.back().second = std::max(merged.back().second, f.second);
+      } else {
+        merged.push_back(f);
+      }
+    }
+    std::vector<Span> next;
+    for (const Span& a : common) {
+      for (const Span& b : merged) {
+        const int64_t lo = std::max(a.first, b.first), hi = std::min(a.second, b.second);
+        if (lo < hi) next.emplace_back(lo, hi);
+      }
+    }
+    common = std::move(next);
+  }
+  return std::any_of(common.begin(), common.end(), [&](const Span& s) { return s.second - s.first >= hole.size; });
+}
+
 struct Run {
   bool placed = false;
   double seconds = 0;
@@ -191,6 +228,8 @@ int main(int argc, char** argv) {
   bool strips = false;
   int forced_rounds = 0;
   bool forced_search = false;
+  bool unambiguous = false;
+  bool relays_only = false;
   uint64_t first_seed = 1000;
   std::vector<size_t> tolerance;
   for (int i = 1; i < argc; ++i) {
@@ -203,6 +242,8 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--strips") == 0) strips = true;
     if (std::strncmp(argv[i], "--forced=", 9) == 0) forced_rounds = std::atoi(argv[i] + 9);
     if (std::strcmp(argv[i], "--forced-search") == 0) forced_search = true;
+    if (std::strcmp(argv[i], "--unambiguous") == 0) unambiguous = true;
+    if (std::strcmp(argv[i], "--relays") == 0) relays_only = true;
     if (std::strncmp(argv[i], "--tolerance=", 12) == 0) {
       for (const char* p = argv[i] + 12; *p;) {
         char* end = nullptr;
@@ -261,13 +302,36 @@ int main(int argc, char** argv) {
         // The candidates whose heights both edges give taken as holes outright (with_edge_holes,
         // as decide_within does), the rest chosen among the candidates of what is left; beside
         // the packing that chooses among all the candidates.
-        const EdgeHoles edge = with_edge_holes(inst.problem, inst.capacity, candidates, forced_rounds);
+        const EdgeHoles edge =
+            with_edge_holes(inst.problem, inst.capacity, candidates, forced_rounds, {.ambiguous_open = !unambiguous});
         const std::vector<Buffer>& rest = edge.candidates;
         const int forced = edge.taken;
         const int forced_wrong = static_cast<int>(
             std::count_if(edge.problem.buffers.begin() + static_cast<std::ptrdiff_t>(inst.problem.buffers.size()),
                           edge.problem.buffers.end(), [&](const Buffer& c) { return !is_true_hole(c); }));
         const int rest_true = static_cast<int>(std::count_if(rest.begin(), rest.end(), is_true_hole));
+        const int forced_outside = static_cast<int>(std::count_if(
+            edge.problem.buffers.begin() + static_cast<std::ptrdiff_t>(inst.problem.buffers.size()),
+            edge.problem.buffers.end(), [&](const Buffer& c) { return !fits_witness_free_bytes(inst, c); }));
+        if (verbose) {
+          for (size_t i = inst.problem.buffers.size(); i < edge.problem.buffers.size(); ++i) {
+            const Buffer& c = edge.problem.buffers[i];
+            if (fits_witness_free_bytes(inst, c)) {
+              std::printf("    forced: [%lld,%lld)x%lld%s\n", static_cast<long long>(c.lower),
+                          static_cast<long long>(c.upper), static_cast<long long>(c.size),
+                          is_true_hole(c) ? "" : " (no removed piece)");
+              continue;
+            }
+            std::printf("    outside: [%lld,%lld)x%lld | removed touching:", static_cast<long long>(c.lower),
+                        static_cast<long long>(c.upper), static_cast<long long>(c.size));
+            for (const Buffer& r : inst.removed) {
+              if (r.upper < c.lower || r.lower > c.upper) continue;
+              std::printf(" [%lld,%lld)x%lld@%lld", static_cast<long long>(r.lower), static_cast<long long>(r.upper),
+                          static_cast<long long>(r.size), static_cast<long long>(*r.fixed_offset));
+            }
+            std::printf("\n");
+          }
+        }
         Run forced_run = choose_for(edge.problem, rest, HoleParts::kWhole);
         Run plain = choose(candidates, HoleParts::kWhole);
         if (forced_search) {
@@ -285,15 +349,40 @@ int main(int argc, char** argv) {
           forced_run = decide_on(edge.problem);
         }
         std::printf(
-            "%s_%llu %zu true holes; %zu candidates: %s %.3f s %lld | %d forced (%d wrong), %zu candidates "
-            "left (%d true): %s %.3f s %lld\n",
+            "%s_%llu %zu true holes; %zu candidates: %s %.3f s %lld | %d forced (%d wrong, %d outside the "
+            "witness's free bytes), %zu candidates left (%d true): %s %.3f s %lld\n",
             style_name, static_cast<unsigned long long>(seed), true_holes.size(), candidates.size(),
             plain.placed ? "placed" : "------", plain.seconds, static_cast<long long>(plain.nodes), forced,
-            forced_wrong, rest.size(), rest_true, forced_run.placed ? "placed" : "------", forced_run.seconds,
-            static_cast<long long>(forced_run.nodes));
+            forced_wrong, forced_outside, rest.size(), rest_true, forced_run.placed ? "placed" : "------",
+            forced_run.seconds, static_cast<long long>(forced_run.nodes));
         std::fflush(stdout);
         edge_placed[0] += plain.placed;
         edge_placed[1] += forced_run.placed;
+        continue;
+      }
+      if (relays_only) {
+        // The tight packing with the true holes, of the problem as it is and with its relays joined.
+        const Relays relays = join_relays(inst.problem);
+        Problem joined_truth = relays.joined;
+        joined_truth.buffers.insert(joined_truth.buffers.end(), true_holes.begin(), true_holes.end());
+        const Run plain = pack(with_truth, inst.capacity, budget), joined = pack(joined_truth, inst.capacity, budget);
+        std::vector<int64_t> witness_offsets = inst.witness;
+        bool same_offsets = true;
+        for (size_t i = 0; i < inst.problem.buffers.size(); ++i) {
+          for (size_t j = 0; j < i; ++j) {
+            if (relays.run_of[i] == relays.run_of[j] && inst.witness[i] != inst.witness[j]) same_offsets = false;
+          }
+        }
+        std::printf(
+            "%s_%llu %zu buffers, %lld joined (%s in the witness) | true holes: %s %.3f s %lld | joined: %s %.3f s "
+            "%lld\n",
+            style_name, static_cast<unsigned long long>(seed), inst.problem.buffers.size(),
+            static_cast<long long>(relays.joined_pairs), same_offsets ? "all one offset" : "NOT one offset",
+            plain.placed ? "placed" : "------", plain.seconds, static_cast<long long>(plain.nodes),
+            joined.placed ? "placed" : "------", joined.seconds, static_cast<long long>(joined.nodes));
+        std::fflush(stdout);
+        tally.truth += plain.placed;
+        tally.sweep += joined.placed;
         continue;
       }
       if (!tolerance.empty()) {
@@ -376,6 +465,11 @@ int main(int argc, char** argv) {
     if (forced_rounds > 0) {
       std::printf("%s: placed within %.1f s CPU: holes among the candidates %d, edge holes forced %d\n", style_name,
                   budget, edge_placed[0], edge_placed[1]);
+      continue;
+    }
+    if (relays_only) {
+      std::printf("%s: placed within %.1f s CPU with the true holes: %d, relays joined %d\n", style_name, budget,
+                  tally.truth, tally.sweep);
       continue;
     }
     if (!tolerance.empty()) {

@@ -1,7 +1,9 @@
 #include "memledger/plan/allocate/slack_fillers.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -231,7 +233,7 @@ struct EdgeSums {
 }  // namespace
 
 std::vector<Buffer> edge_holes(const Problem& problem, int64_t capacity, const std::vector<Buffer>& candidates,
-                               int most) {
+                               const EdgeReading& reading) {
   std::optional<Profile> profile = slack_profile(problem, capacity);
   if (!profile) return {};
   const std::vector<int64_t>& steps = profile->steps;
@@ -248,25 +250,46 @@ std::vector<Buffer> edge_holes(const Problem& problem, int64_t capacity, const s
   std::vector<std::optional<EdgeSums>> starts(steps.size()), ends(steps.size());
   auto fits = [&](std::optional<EdgeSums>& sums, const std::vector<int64_t>& beside, const std::vector<int64_t>& across,
                   int64_t height) {
-    if (!sums) sums.emplace(beside, across, most);
+    if (!sums) sums.emplace(beside, across, reading.most);
     return sums->give(height);
   };
-  std::vector<Buffer> holes;
+  // How many candidates read each height at each step, where they start and where they end.
+  std::map<std::pair<int64_t, int64_t>, int> read_starting, read_ending;
   for (const Buffer& c : candidates) {
+    ++read_starting[{c.lower, c.size}];
+    ++read_ending[{c.upper, c.size}];
+  }
+  // Each edge read (a step and a height) gives one hole: two candidates of one height from one
+  // step are one hole read twice, at most one of them right. Candidates read at both edges go
+  // first, then those at the problem's first or last step (read at one edge only).
+  std::set<std::pair<int64_t, int64_t>> taken_starting, taken_ending;
+  std::vector<Buffer> holes;
+  auto take = [&](const Buffer& c, bool open_edge) {
     if (c.size <= 0 || c.lower >= c.upper || !std::binary_search(steps.begin(), steps.end(), c.lower) ||
         !std::binary_search(steps.begin(), steps.end(), c.upper))
-      continue;
+      return;
     const size_t first = index_of(c.lower), end = index_of(c.upper);
-    if (first != 0 && !fits(starts[first], ending[first], starting[first], c.size)) continue;
-    if (end + 1 != steps.size() && !fits(ends[end], starting[end], ending[end], c.size)) continue;
+    const bool open_start = first == 0, open_end = end + 1 == steps.size();
+    if ((open_start && open_end) || (open_start || open_end) != open_edge) return;  // nothing to read at either edge
+    if (!reading.ambiguous_open &&
+        ((open_end && read_starting[{c.lower, c.size}] > 1) || (open_start && read_ending[{c.upper, c.size}] > 1)))
+      return;
+    if (taken_starting.contains({c.lower, c.size}) || taken_ending.contains({c.upper, c.size})) return;
+    if (!open_start && !fits(starts[first], ending[first], starting[first], c.size)) return;
+    if (!open_end && !fits(ends[end], starting[end], ending[end], c.size)) return;
     bool room = true;
     for (size_t k = first; k < end && room; ++k) room = profile->slack[k] >= c.size;
-    if (!room) continue;
+    if (!room) return;
     for (size_t k = first; k < end; ++k) profile->slack[k] -= c.size;
+    if (!open_start) taken_starting.insert({c.lower, c.size});
+    if (!open_end) taken_ending.insert({c.upper, c.size});
     Buffer hole = c;
     hole.id = "edge-hole-" + std::to_string(holes.size());
     hole.fixed_offset.reset();
     holes.push_back(std::move(hole));
+  };
+  for (const bool open_edge : {false, true}) {
+    for (const Buffer& c : candidates) take(c, open_edge);
   }
   return holes;
 }
@@ -300,10 +323,11 @@ std::vector<Buffer> slack_hole_candidates(const Problem& problem, int64_t capaci
   return holes;
 }
 
-EdgeHoles with_edge_holes(const Problem& problem, int64_t capacity, const std::vector<Buffer>& candidates, int rounds) {
+EdgeHoles with_edge_holes(const Problem& problem, int64_t capacity, const std::vector<Buffer>& candidates, int rounds,
+                          const EdgeReading& reading) {
   EdgeHoles out{.problem = problem, .candidates = candidates};
   for (int round = 0; round < rounds; ++round) {
-    std::vector<Buffer> more = edge_holes(out.problem, capacity, out.candidates);
+    std::vector<Buffer> more = edge_holes(out.problem, capacity, out.candidates, reading);
     if (more.empty()) break;
     for (Buffer& hole : more) {
       hole.id = "edge-hole-" + std::to_string(out.taken++);

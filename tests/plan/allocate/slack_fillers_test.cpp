@@ -227,9 +227,40 @@ TEST(AllocateSlackFillers, EdgeHolesAreTheCandidatesTheBuffersBesideThemGive) {
   EXPECT_TRUE(edge_holes(p, 9, candidates).empty());  // step 0 holds 10 bytes: no slack profile
   // With at most one buffer on each side the height is still 6 − 3; with c twice as high, no
   // set of buffers gives 3 any more (6 − 0, 6 − 6 = 0).
-  EXPECT_EQ(edge_holes(p, 10, candidates, 1).size(), 1u);
+  EXPECT_EQ(edge_holes(p, 10, candidates, {.most = 1}).size(), 1u);
   p.buffers[2].size = 6;
   EXPECT_TRUE(edge_holes(p, 13, {buffer("hole", 1, 3, 3)}).empty());
+}
+
+// A reading (a step and a height) gives one hole, and a candidate needs one reading at least.
+// At capacity 13: x [0,4) × 1 along the bottom, a [0,1) × 9 above it, then c, y [1,4) × 3 and
+// e [2,4) × 3: a hole [1,2) × 3 reads 9 − 3 − 3 at its start and 3 at its end; a second copy,
+// though the slack at step 1 (6) would hold it, is the same reading twice. A candidate over
+// every step (first to last) has nothing beside it to read.
+TEST(AllocateSlackFillers, EdgeHolesReadEachEdgeOnce) {
+  Problem p;
+  p.buffers = {buffer("x", 0, 4, 1), buffer("a", 0, 1, 9), buffer("c", 1, 4, 3), buffer("y", 1, 4, 3),
+               buffer("e", 2, 4, 3)};
+  const std::vector<Buffer> taken =
+      edge_holes(p, 13, {buffer("everywhere", 0, 4, 1), buffer("hole", 1, 2, 3), buffer("again", 1, 2, 3)});
+  ASSERT_EQ(taken.size(), 1u);
+  EXPECT_EQ(std::tuple(taken[0].lower, taken[0].upper, taken[0].size), std::tuple(int64_t{1}, int64_t{2}, int64_t{3}));
+}
+
+// A candidate that ends at the problem's last step is read at its start only. With e 4 bytes
+// high (capacity 14), [1,2) × 3 no longer reads at its end (4 starts there), and [1,4) × 3 is
+// taken on its start alone — unless the reading leaves out open ends whose start another
+// candidate reads too (the hole may end earlier, beside another one).
+TEST(AllocateSlackFillers, AmbiguousOpenEndsCanBeLeftOut) {
+  Problem p;
+  p.buffers = {buffer("x", 0, 4, 1), buffer("a", 0, 1, 9), buffer("c", 1, 4, 3), buffer("y", 1, 4, 3),
+               buffer("e", 2, 4, 4)};
+  const std::vector<Buffer> candidates = {buffer("short", 1, 2, 3), buffer("long", 1, 4, 3)};
+  const std::vector<Buffer> taken = edge_holes(p, 14, candidates);
+  ASSERT_EQ(taken.size(), 1u);
+  EXPECT_EQ(std::tuple(taken[0].lower, taken[0].upper, taken[0].size), std::tuple(int64_t{1}, int64_t{4}, int64_t{3}));
+  EXPECT_TRUE(edge_holes(p, 14, candidates, {.ambiguous_open = false}).empty());
+  EXPECT_EQ(edge_holes(p, 14, {buffer("long", 1, 4, 3)}, {.ambiguous_open = false}).size(), 1u);
 }
 
 // Where many buffers meet at one step, sums take fewer of them (at most 4096 sums a side): with

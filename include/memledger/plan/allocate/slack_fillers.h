@@ -55,17 +55,28 @@ struct HoleCandidates {
 };
 std::vector<Buffer> slack_hole_candidates(const Problem& problem, int64_t capacity, const HoleCandidates& options = {});
 
+// How edge_holes reads: sums of up to `most` buffers per side. A candidate that spans the
+// problem's first or last step is read at its other edge only; with `ambiguous_open` false it
+// is left out where another candidate reads the same height at that edge (the hole may end, or
+// start, there instead: a chain the edge cannot tell apart).
+struct EdgeReading {
+  int most = 3;
+  bool ambiguous_open = true;
+};
+
 // The candidates whose heights the buffers beside both their edges give, as a cut whose other
 // pieces are buffers would: at the first step, some (at least one, at most `most`) of the
 // buffers ending there minus some (at most `most`) of those starting there; at the end, some
-// starting there minus some ending there (any height at the problem's first and last steps).
-// Taken in the candidates' order while the slack left holds each; ids "edge-hole-K". On the
-// slack bench's development seeds 202 of 352 true holes of brick cuts pass and 7 of 2371 wrong
-// candidates (guillotine: 119 of 351, 74 of 5508): a hole beside another hole at one of its
-// edges does not pass, and wrong candidates rarely do. A packing that takes them as buffers
-// chooses the rest among far fewer candidates.
+// starting there minus some ending there (any height at the problem's first and last steps,
+// but never both: such a candidate has nothing to be read from). Each reading (a step and a
+// height) gives at most one hole; candidates read at both edges go first, in the candidates'
+// order, each taken while the slack left holds it; ids "edge-hole-K". On the slack bench's
+// development seeds 202 of 352 true holes of brick cuts pass and 7 of 2371 wrong candidates
+// (guillotine: 119 of 351, 74 of 5508): a hole beside another hole at one of its edges does not
+// pass, and wrong candidates rarely do. A packing that takes them as buffers chooses the rest
+// among far fewer candidates.
 std::vector<Buffer> edge_holes(const Problem& problem, int64_t capacity, const std::vector<Buffer>& candidates,
-                               int most = 3);
+                               const EdgeReading& reading = {});
 
 // The problem with edge_holes taken as buffers (appended, ids "edge-hole-K") and the
 // candidates of the slack they leave; up to `rounds` times, each round reading the edges with
@@ -76,6 +87,6 @@ struct EdgeHoles {
   int taken = 0;
 };
 EdgeHoles with_edge_holes(const Problem& problem, int64_t capacity, const std::vector<Buffer>& candidates,
-                          int rounds = 1);
+                          int rounds = 1, const EdgeReading& reading = {});
 
 }  // namespace memledger::allocate
