@@ -24,7 +24,8 @@
 // (decide_placement) on the problem itself against the same on the problem with the edge
 // holes; --unambiguous reads the edges with EdgeReading::ambiguous_open false. --relays packs,
 // instead of the rest, the problem with the true holes as it is and with its relays joined
-// (relays.h), and says whether every joined run lies at one offset of the known placement.
+// (relays.h), and says whether every joined run lies at one offset of the known placement,
+// and how many lifetimes exactly two buffers share, and how many such pairs lie stacked there.
 //
 // Prints one line per instance (CPU time and nodes of each packing, and of decide_within on
 // the problem as it is) and a summary per cut style; --verbose adds each true hole the candidates
@@ -37,6 +38,7 @@
 #include <cstring>
 #include <ctime>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -372,6 +374,21 @@ int main(int argc, char** argv) {
           for (size_t j = 0; j < i; ++j) {
             if (relays.run_of[i] == relays.run_of[j] && inst.witness[i] != inst.witness[j]) same_offsets = false;
           }
+        }
+        {
+          // Buffers of one lifetime, exactly two of them: stacked in the witness (one's end the other's offset)?
+          std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_life;
+          for (size_t i = 0; i < inst.problem.buffers.size(); ++i)
+            by_life[{inst.problem.buffers[i].lower, inst.problem.buffers[i].upper}].push_back(i);
+          int pairs = 0, stacked = 0;
+          for (const auto& [life, ids] : by_life) {
+            if (ids.size() != 2) continue;
+            ++pairs;
+            const size_t a = ids[0], b = ids[1];
+            stacked += inst.witness[a] + inst.problem.buffers[a].size == inst.witness[b] ||
+                       inst.witness[b] + inst.problem.buffers[b].size == inst.witness[a];
+          }
+          std::printf("  same-lifetime pairs %d, stacked %d\n", pairs, stacked);
         }
         std::printf(
             "%s_%llu %zu buffers, %lld joined (%s in the witness) | true holes: %s %.3f s %lld | joined: %s %.3f s "
