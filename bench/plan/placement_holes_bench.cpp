@@ -8,7 +8,7 @@
 //
 //   placement_holes_bench [--instances=N] [--only=K] [--budget=S] [--first-seed=K] [--verbose]
 //                         [--holes-only] [--tolerance=K1,K2,...] [--strips] [--forced=ROUNDS]
-//                         [--forced-search] [--unambiguous] [--relays]
+//                         [--forced-search] [--unambiguous] [--relays] [--joined]
 //
 // The true holes are counted as a placement sees them: clipped to the buffers' first and last
 // step, and two of one size that follow each other at a step where no buffer starts or ends
@@ -26,6 +26,8 @@
 // instead of the rest, the problem with the true holes as it is and with its relays joined
 // (relays.h), and says whether every joined run lies at one offset of the known placement,
 // and how many lifetimes exactly two buffers share, and how many such pairs lie stacked there.
+// --joined runs every mode on the instance with its relays joined (the witness of each run's
+// first buffer for the run).
 //
 // Prints one line per instance (CPU time and nodes of each packing, and of decide_within on
 // the problem as it is) and a summary per cut style; --verbose adds each true hole the candidates
@@ -232,6 +234,7 @@ int main(int argc, char** argv) {
   bool forced_search = false;
   bool unambiguous = false;
   bool relays_only = false;
+  bool joined_only = false;
   uint64_t first_seed = 1000;
   std::vector<size_t> tolerance;
   for (int i = 1; i < argc; ++i) {
@@ -246,6 +249,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--forced-search") == 0) forced_search = true;
     if (std::strcmp(argv[i], "--unambiguous") == 0) unambiguous = true;
     if (std::strcmp(argv[i], "--relays") == 0) relays_only = true;
+    if (std::strcmp(argv[i], "--joined") == 0) joined_only = true;
     if (std::strncmp(argv[i], "--tolerance=", 12) == 0) {
       for (const char* p = argv[i] + 12; *p;) {
         char* end = nullptr;
@@ -267,13 +271,21 @@ int main(int argc, char** argv) {
       const int64_t buffers = 150 + (static_cast<int64_t>(k) * 300) / (instances - 1);
       const int64_t percent = 1 + k % 10;
       const int64_t removed = std::max<int64_t>(1, (buffers * percent + 50) / 100);
-      const SlackInstance inst = generate_slack_instance(seed, buffers, removed, style);
+      SlackInstance inst = generate_slack_instance(seed, buffers, removed, style);
+      if (joined_only) {  // the instance with its relays joined, the witness of each run's first buffer
+        const Relays relays = join_relays(inst.problem);
+        std::vector<int64_t> witness(relays.joined.buffers.size());
+        for (size_t i = inst.problem.buffers.size(); i-- > 0;) witness[relays.run_of[i]] = inst.witness[i];
+        inst.problem = relays.joined;
+        inst.witness = std::move(witness);
+      }
       const std::vector<Buffer> true_holes = strips ? strip_holes(inst) : effective_holes(inst);
       Problem with_truth = inst.problem;
       with_truth.buffers.insert(with_truth.buffers.end(), true_holes.begin(), true_holes.end());
       const std::optional<Problem> with_sweep = with_slack_fillers(inst.problem, inst.capacity, {.seed = 1});
-      const std::vector<Buffer> fillers(with_sweep->buffers.begin() + static_cast<std::ptrdiff_t>(buffers),
-                                        with_sweep->buffers.end());
+      const std::vector<Buffer> fillers(
+          with_sweep->buffers.begin() + static_cast<std::ptrdiff_t>(inst.problem.buffers.size()),
+          with_sweep->buffers.end());
       const std::vector<Shape> truth_shapes = shapes(true_holes), sweep_shapes = shapes(fillers);
       std::vector<Shape> common;
       std::set_intersection(truth_shapes.begin(), truth_shapes.end(), sweep_shapes.begin(), sweep_shapes.end(),
