@@ -235,6 +235,7 @@ int main(int argc, char** argv) {
   bool unambiguous = false;
   bool relays_only = false;
   bool joined_only = false;
+  bool forced_parts = false;
   uint64_t first_seed = 1000;
   std::vector<size_t> tolerance;
   for (int i = 1; i < argc; ++i) {
@@ -250,6 +251,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--unambiguous") == 0) unambiguous = true;
     if (std::strcmp(argv[i], "--relays") == 0) relays_only = true;
     if (std::strcmp(argv[i], "--joined") == 0) joined_only = true;
+    if (std::strcmp(argv[i], "--parts") == 0) forced_parts = true;
     if (std::strncmp(argv[i], "--tolerance=", 12) == 0) {
       for (const char* p = argv[i] + 12; *p;) {
         char* end = nullptr;
@@ -346,7 +348,7 @@ int main(int argc, char** argv) {
             std::printf("\n");
           }
         }
-        Run forced_run = choose_for(edge.problem, rest, HoleParts::kWhole);
+        Run forced_run = choose_for(edge.problem, rest, forced_parts ? HoleParts::kSplitAtWalls : HoleParts::kWhole);
         Run plain = choose(candidates, HoleParts::kWhole);
         if (forced_search) {
           auto decide_on = [&](const Problem& p) {
