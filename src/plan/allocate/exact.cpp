@@ -60,47 +60,21 @@ Clock::time_point deadline_after(Clock::time_point now, double seconds) {
 
 // Perfect packing when the capacity leaves no slack, a decision search with waste otherwise
 // (and when the problem is too large for the perfect-packing search), after a short
-// perfect packing with the slack as fillers.
-PlacementDecision decide_as_given(const Problem& problem, int64_t capacity, Clock::time_point deadline,
-                                  const std::function<void(int64_t)>& on_tick, bool short_search = true) {
+// perfect packing with the slack as fillers. `relays`, when given, are the problem's
+// (join_relays), and the problem with them joined gets an early turn.
+PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_point deadline,
+                         const std::function<void(int64_t)>& on_tick, const Relays* relays) {
   PlacementDecision decision;
-  if (is_tight(problem, capacity)) {
-    PerfectPackingResult packing = find_perfect_packing(problem, capacity, deadline, on_tick);
-    decision.nodes = packing.nodes;
-    decision.restarts = packing.restarts;
-    switch (packing.outcome) {
-      case PerfectPackingResult::Outcome::kFound:
-        decision.outcome = DecisionResult::Outcome::kFound;
-        decision.solution = Solution{.offsets = std::move(packing.offsets)};
-        return decision;
-      case PerfectPackingResult::Outcome::kInfeasible:
-        decision.outcome = DecisionResult::Outcome::kInfeasible;
-        return decision;
-      case PerfectPackingResult::Outcome::kTimeout:
-        return decision;
-      case PerfectPackingResult::Outcome::kNotApplicable:
-        break;
-    }
-  }
-  // With slack: a short decision search first (most problems it places at once), then a
-  // short perfect packing for each shape of the slack as fillers (slack_fillers.h: it finds some
-  // placements at once that the search with waste drowns in; not finding one proves
-  // nothing), then a short packing that chooses its holes among the rectangles of many such
-  // shapes (held-out seeds 60000-: 23 / 40 placed within 2 s against 21 / 40 without it), then
-  // the problem with the edge holes taken as buffers (the candidates whose heights the buffers
-  // beside their edges give): a short packing among the candidates of the slack they leave,
-  // then the decision search on it for at most a million nodes and half of the time left
-  // (held-out seeds 120000-, 130000-, 140000-: 100 / 120 placed within 2 s against 86 / 120
-  // without the two; failing there proves nothing, an edge hole may be wrong),
-  // then the decision search on the problem itself with the rest. The well search is the
-  // stronger; where alignments keep it from being complete, the offset-order search
-  // (complete with any alignment) decides, without the first short run.
+  // What on_tick gets from a search that starts after `before` nodes.
+  auto ticks_after = [&](int64_t before) -> std::function<void(int64_t)> {
+    return [&on_tick, before](int64_t nodes) {
+      if (on_tick) on_tick(before + nodes);
+    };
+  };
   const bool complete = decision_search_is_complete(problem);
   // A decision search on `searched` (the problem, or the problem with holes added) until `until`.
   auto run_search = [&](const Problem& searched, Clock::time_point until, int64_t max_nodes) {
-    const std::function<void(int64_t)> tick = [&, before = decision.nodes](int64_t nodes) {
-      if (on_tick) on_tick(before + nodes);
-    };
+    const std::function<void(int64_t)> tick = ticks_after(decision.nodes);
     DecisionResult result = complete ? decide_placement(searched, capacity, until, tick, max_nodes)
                                      : decide_in_offset_order(searched, capacity, until, tick);
     decision.nodes += result.nodes;
@@ -131,7 +105,56 @@ PlacementDecision decide_as_given(const Problem& problem, int64_t capacity, Cloc
     decision.restarts += packing.restarts;
     return packing.outcome == PerfectPackingResult::Outcome::kFound && take(std::move(packing.offsets));
   };
-  if (complete && short_search && search(kFirstNodes)) return decision;
+  // The problem with its relays joined (relays.h), on a share of the time left: where buffers
+  // hand their bytes on, one offset for the run takes most of the search away (tight guillotine
+  // cuts it was slow on place in hundredths of a second). Tried once, before the perfect packing
+  // (tight) or after the first short search (with slack); when it has no placement, that proves
+  // nothing.
+  bool joined_tried = relays == nullptr || relays->joined_pairs == 0;
+  auto joined_places = [&] {
+    if (joined_tried) return false;
+    joined_tried = true;
+    const Clock::time_point now = Clock::now();
+    const PlacementDecision joined =
+        decide(relays->joined, capacity, now + (deadline - now) / kRelayShare, ticks_after(decision.nodes), nullptr);
+    decision.nodes += joined.nodes;
+    decision.restarts += joined.restarts;
+    return joined.solution && take(relay_offsets(*relays, joined.solution->offsets));
+  };
+  if (is_tight(problem, capacity)) {
+    if (joined_places()) return decision;
+    PerfectPackingResult packing = find_perfect_packing(problem, capacity, deadline, ticks_after(decision.nodes));
+    decision.nodes += packing.nodes;
+    decision.restarts += packing.restarts;
+    switch (packing.outcome) {
+      case PerfectPackingResult::Outcome::kFound:
+        decision.outcome = DecisionResult::Outcome::kFound;
+        decision.solution = Solution{.offsets = std::move(packing.offsets)};
+        return decision;
+      case PerfectPackingResult::Outcome::kInfeasible:
+        decision.outcome = DecisionResult::Outcome::kInfeasible;
+        return decision;
+      case PerfectPackingResult::Outcome::kTimeout:
+        return decision;
+      case PerfectPackingResult::Outcome::kNotApplicable:
+        break;
+    }
+  }
+  // With slack: a short decision search first (most problems it places at once), then a
+  // short perfect packing for each shape of the slack as fillers (slack_fillers.h: it finds some
+  // placements at once that the search with waste drowns in; not finding one proves
+  // nothing), then a short packing that chooses its holes among the rectangles of many such
+  // shapes (held-out seeds 60000-: 23 / 40 placed within 2 s against 21 / 40 without it), then
+  // the problem with the edge holes taken as buffers (the candidates whose heights the buffers
+  // beside their edges give): a short packing among the candidates of the slack they leave,
+  // then the decision search on it for at most a million nodes and half of the time left
+  // (held-out seeds 120000-, 130000-, 140000-: 100 / 120 placed within 2 s against 86 / 120
+  // without the two; failing there proves nothing, an edge hole may be wrong),
+  // then the decision search on the problem itself with the rest. The well search is the
+  // stronger; where alignments keep it from being complete, the offset-order search
+  // (complete with any alignment) decides, without the first short run.
+  if (complete && search(kFirstNodes)) return decision;
+  if (joined_places()) return decision;
   for (const FillerShape& shape : kFillerShapes) {
     if (Clock::now() >= deadline) return decision;
     const std::optional<Problem> filled = with_slack_fillers(problem, capacity, shape);
@@ -174,52 +197,11 @@ PlacementDecision decide_as_given(const Problem& problem, int64_t capacity, Cloc
   return decision;
 }
 
-// The problem with its relays joined (relays.h) first, on a share of the time: where buffers
-// hand their bytes on, one offset for the run takes most of the search away (tight guillotine
-// cuts it was slow on place in hundredths of a second); then the problem as given. The joined
-// problem proves nothing when it has no placement.
+// The decision with the problem's relays.
 PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_point deadline,
                          const std::function<void(int64_t)>& on_tick) {
   const Relays relays = join_relays(problem);
-  if (relays.joined_pairs == 0) return decide_as_given(problem, capacity, deadline, on_tick);
-  PlacementDecision decision;
-  auto counted = [&](const PlacementDecision& part) {
-    decision.nodes += part.nodes;
-    decision.restarts += part.restarts;
-  };
-  const std::function<void(int64_t)> tick = [&](int64_t nodes) {
-    if (on_tick) on_tick(decision.nodes + nodes);
-  };
-  // With slack, the short decision search on the problem as given comes first still (what it
-  // places at once, the joined problem may place only later).
-  const bool short_search = !is_tight(problem, capacity) && decision_search_is_complete(problem);
-  if (short_search) {
-    const DecisionResult first = decide_placement(problem, capacity, deadline, tick, kFirstNodes);
-    decision.nodes += first.nodes;
-    decision.restarts += first.restarts;
-    if (first.outcome != DecisionResult::Outcome::kUnknown) {
-      decision.outcome = first.outcome;
-      if (first.outcome == DecisionResult::Outcome::kFound) decision.solution = Solution{.offsets = first.offsets};
-      return decision;
-    }
-  }
-  const Clock::time_point now = Clock::now();
-  PlacementDecision joined = decide_as_given(relays.joined, capacity, now + (deadline - now) / kRelayShare, tick);
-  counted(joined);
-  if (joined.solution) {
-    Solution placed{.offsets = relay_offsets(relays, joined.solution->offsets)};
-    placed.arena_bytes = arena_bytes(problem, placed.offsets);
-    if (placed.arena_bytes <= capacity && !find_violation(problem, placed)) {
-      decision.outcome = DecisionResult::Outcome::kFound;
-      decision.solution = std::move(placed);
-      return decision;
-    }
-  }
-  PlacementDecision as_given = decide_as_given(problem, capacity, deadline, tick, !short_search);
-  counted(as_given);
-  decision.outcome = as_given.outcome;
-  decision.solution = std::move(as_given.solution);
-  return decision;
+  return decide(problem, capacity, deadline, on_tick, &relays);
 }
 
 }  // namespace

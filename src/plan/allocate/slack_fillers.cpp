@@ -271,8 +271,8 @@ std::vector<Buffer> edge_holes(const Problem& problem, int64_t capacity, const s
     const size_t first = index_of(c.lower), end = index_of(c.upper);
     const bool open_start = first == 0, open_end = end + 1 == steps.size();
     if ((open_start && open_end) || (open_start || open_end) != open_edge) return;  // nothing to read at either edge
-    if (!reading.ambiguous_open &&
-        ((open_end && read_starting[{c.lower, c.size}] > 1) || (open_start && read_ending[{c.upper, c.size}] > 1)))
+    if (!reading.ambiguous_open && ((open_end && read_starting.at({c.lower, c.size}) > 1) ||
+                                    (open_start && read_ending.at({c.upper, c.size}) > 1)))
       return;
     if (taken_starting.contains({c.lower, c.size}) || taken_ending.contains({c.upper, c.size})) return;
     if (!open_start && !fits(starts[first], ending[first], starting[first], c.size)) return;
