@@ -2,7 +2,8 @@
 // offsets, sizes 0 and differing alignments left apart, offsets mapped back), the premise
 // checked on generated cuts (every joined run lies at one offset of the known placement),
 // and what it buys: a tight guillotine cut the perfect-packing search does not place in
-// millions of nodes is placed at once joined, and decide_within places it.
+// millions of nodes is placed at once joined, and decide_within places it; where the joined
+// problem has no placement, decide_within places the problem as given.
 #include "memledger/plan/allocate/relays.h"
 
 #include <gtest/gtest.h>
@@ -118,6 +119,26 @@ TEST(AllocateRelays, JoinedRunsPlaceATightCutThePackingSearchDoesNot) {
   ASSERT_TRUE(decided.solution.has_value());
   testing::expect_valid_plan(h.problem, *decided.solution);
   EXPECT_EQ(decided.solution->arena_bytes, h.optimum);
+}
+
+// Joining is a restriction: on this small tight problem (random_chain_problem seed 303, 11
+// buffers, one hand-over) the joined problem has no placement at the peak, while the problem has
+// one. decide_within falls back to the problem as given and places it; it never reports the
+// joined problem's failure as the problem's.
+TEST(AllocateRelays, WhereTheJoinedProblemHasNoPlacementTheProblemAsGivenDecides) {
+  int64_t capacity = 0;
+  const Problem p = testing::random_chain_problem(303, 7, capacity);
+  const Relays relays = join_relays(p);
+  ASSERT_EQ(relays.joined_pairs, 1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  EXPECT_EQ(find_perfect_packing(relays.joined, capacity, deadline).outcome,
+            PerfectPackingResult::Outcome::kInfeasible);
+  EXPECT_EQ(find_perfect_packing(p, capacity, deadline).outcome, PerfectPackingResult::Outcome::kFound);
+  const PlacementDecision decided = decide_within(p, capacity, 60);
+  ASSERT_EQ(decided.outcome, DecisionResult::Outcome::kFound);
+  ASSERT_TRUE(decided.solution.has_value());
+  testing::expect_valid_plan(p, *decided.solution);
+  EXPECT_EQ(decided.solution->arena_bytes, capacity);
 }
 
 }  // namespace
