@@ -8,7 +8,8 @@
 //
 //   placement_holes_bench [--instances=N] [--only=K] [--budget=S] [--first-seed=K] [--verbose]
 //                         [--holes-only] [--tolerance=K1,K2,...] [--strips] [--forced=ROUNDS]
-//                         [--forced-search] [--unambiguous] [--relays] [--joined]
+//                         [--forced-search] [--unambiguous] [--relays] [--joined] [--with-holes]
+//                         [--unknown=K1,K2,...]
 //
 // The true holes are counted as a placement sees them: clipped to the buffers' first and last
 // step, and two of one size that follow each other at a step where no buffer starts or ends
@@ -27,7 +28,10 @@
 // (relays.h), and says whether every joined run lies at one offset of the known placement,
 // and how many lifetimes exactly two buffers share, and how many such pairs lie stacked there.
 // --joined runs every mode on the instance with its relays joined (the witness of each run's
-// first buffer for the run).
+// first buffer for the run). --with-holes packs among hole candidates with
+// decide_placement_with_holes (decision_search.h) instead of find_packing_with_holes. --unknown
+// runs, instead of the rest, the decision search with waste on the problem with all but K of the
+// true holes as buffers, for each K: how many holes the search finds by itself.
 //
 // Prints one line per instance (CPU time and nodes of each packing, and of decide_within on
 // the problem as it is) and a summary per cut style; --verbose adds each true hole the candidates
@@ -216,6 +220,13 @@ Run pack(Problem problem, int64_t capacity, double budget) {
   return run;
 }
 
+std::string fmt_run(size_t k_unknown, bool placed, double seconds, int64_t nodes) {
+  char text[96];
+  std::snprintf(text, sizeof text, " %zu unknown: %s %.3f s %lld |", k_unknown, placed ? "placed" : "------", seconds,
+                static_cast<long long>(nodes));
+  return text;
+}
+
 struct Tally {
   int total = 0, truth = 0, sweep = 0, decided = 0, sweep_exact = 0, chosen = 0, in_parts = 0;
 };
@@ -238,6 +249,8 @@ int main(int argc, char** argv) {
   bool forced_parts = false;
   uint64_t first_seed = 1000;
   std::vector<size_t> tolerance;
+  std::vector<size_t> unknown;
+  bool with_holes = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--instances=", 12) == 0) instances = std::max(2, std::atoi(argv[i] + 12));
     if (std::strncmp(argv[i], "--only=", 7) == 0) only = std::atoi(argv[i] + 7);
@@ -252,6 +265,15 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--relays") == 0) relays_only = true;
     if (std::strcmp(argv[i], "--joined") == 0) joined_only = true;
     if (std::strcmp(argv[i], "--parts") == 0) forced_parts = true;
+    if (std::strcmp(argv[i], "--with-holes") == 0) with_holes = true;
+    if (std::strncmp(argv[i], "--unknown=", 10) == 0) {
+      for (const char* p = argv[i] + 10; *p;) {
+        char* end = nullptr;
+        unknown.push_back(std::strtoull(p, &end, 10));
+        p = *end == ',' ? end + 1 : end;
+        if (end == p && *p) break;
+      }
+    }
     if (std::strncmp(argv[i], "--tolerance=", 12) == 0) {
       for (const char* p = argv[i] + 12; *p;) {
         char* end = nullptr;
@@ -305,6 +327,12 @@ int main(int argc, char** argv) {
         const double start = thread_cpu_seconds();
         const auto deadline =
             std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(budget * 4e3));
+        if (with_holes) {
+          const DecisionResult d = decide_placement_with_holes(packed, holes, inst.capacity, deadline);
+          Run run{.seconds = thread_cpu_seconds() - start, .nodes = d.nodes};
+          run.placed = d.outcome == DecisionResult::Outcome::kFound && run.seconds <= budget;
+          return run;
+        }
         const PerfectPackingResult r = find_packing_with_holes(packed, holes, inst.capacity, deadline, {},
                                                                std::numeric_limits<int64_t>::max(), parts);
         Run run{.seconds = thread_cpu_seconds() - start, .nodes = r.nodes};
@@ -314,6 +342,32 @@ int main(int argc, char** argv) {
       auto choose = [&](const std::vector<Buffer>& holes, HoleParts parts) {
         return choose_for(inst.problem, holes, parts);
       };
+      if (!unknown.empty()) {
+        // The decision search with waste on the problem with all but K of the true holes as
+        // buffers (K drawn at random): how many holes it can find by itself.
+        std::string line = std::string(style_name) + "_" + std::to_string(seed) + " " +
+                           std::to_string(true_holes.size()) + " true holes |";
+        for (const size_t k_unknown : unknown) {
+          std::vector<Buffer> shuffled = true_holes;
+          SplitMix64 rng(seed * 7 + k_unknown);
+          for (size_t i = shuffled.size(); i > 1; --i)
+            std::swap(shuffled[i - 1], shuffled[rng.uniform(0, static_cast<int64_t>(i) - 1)]);
+          Problem known = inst.problem;
+          known.buffers.insert(known.buffers.end(),
+                               shuffled.begin() + static_cast<std::ptrdiff_t>(std::min(k_unknown, shuffled.size())),
+                               shuffled.end());
+          for (Buffer& b : known.buffers) b.fixed_offset.reset();
+          const double start = thread_cpu_seconds();
+          const DecisionResult r = decide_placement(
+              known, inst.capacity,
+              std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(budget * 4e3)));
+          const double seconds = thread_cpu_seconds() - start;
+          const bool placed = r.outcome == DecisionResult::Outcome::kFound && seconds <= budget;
+          line += fmt_run(k_unknown, placed, seconds, r.nodes);
+        }
+        std::printf("%s\n", line.c_str());
+        continue;
+      }
       if (forced_rounds > 0) {
         // The candidates whose heights both edges give taken as holes outright (with_edge_holes,
         // as decide_within does), the rest chosen among the candidates of what is left; beside

@@ -22,9 +22,12 @@ struct Shape {
   Sections sections;
   int64_t unit = 1;
   bool complete = true;
+  size_t first_hole = 0;  // entries from here on are hole candidates (index -1)
 };
 
-Shape build_shape(const Problem& problem) {
+// With `holes`, the hole candidates follow the buffers: those whose steps are steps of the
+// buffers' sections and whose sizes are whole units (others could not meet the buffers' edges).
+Shape build_shape(const Problem& problem, const std::vector<Buffer>* holes = nullptr) {
   Shape shape{.sections = skyline::build_sections(problem)};
   Sections& s = shape.sections;
   int64_t unit = 0;
@@ -34,6 +37,21 @@ Shape build_shape(const Problem& problem) {
   for (size_t k = 0; k < s.index.size(); ++k) {
     s.size[k] /= shape.unit;
     if (shape.complete) s.alignment[k] = 1;
+  }
+  shape.first_hole = s.index.size();
+  if (!holes) return shape;
+  auto section = [&](int64_t step) {
+    const auto at = std::lower_bound(s.steps.begin(), s.steps.end(), step);
+    return at != s.steps.end() && *at == step ? static_cast<int32_t>(at - s.steps.begin()) : -1;
+  };
+  for (const Buffer& h : *holes) {
+    const int32_t lo = section(h.lower), hi = section(h.upper);
+    if (lo < 0 || hi <= lo || h.size <= 0 || h.size % shape.unit != 0) continue;
+    s.index.push_back(-1);
+    s.size.push_back(h.size / shape.unit);
+    s.alignment.push_back(1);
+    s.lo.push_back(lo);
+    s.hi.push_back(hi);
   }
   return shape;
 }
@@ -45,9 +63,14 @@ using skyline::Outcome;
 // by memory, not by the thread's stack.
 class WellSearch {
  public:
-  WellSearch(const Sections& s, int64_t capacity, skyline::Branching branching, uint64_t seed,
-             Clock::time_point deadline, const std::function<void(int64_t)>& on_tick, int64_t nodes_before)
+  // Entries from `first_hole` on are hole candidates; `with_holes`: the slack is theirs to fill
+  // (no position is left empty).
+  WellSearch(const Sections& s, size_t first_hole, bool with_holes, int64_t capacity, skyline::Branching branching,
+             uint64_t seed, Clock::time_point deadline, const std::function<void(int64_t)>& on_tick,
+             int64_t nodes_before)
       : s_(s),
+        first_hole_(first_hole),
+        hole_mode_(with_holes),
         perturbation_(seed),
         capacity_(capacity),
         deadline_(deadline),
@@ -68,9 +91,16 @@ class WellSearch {
     skyline::Starters starters = skyline::build_starters(s, branching);
     starters_ = std::move(starters.lists);
     twin_before_ = std::move(starters.twin_before);
+    for (size_t k = 0; k < twin_before_.size(); ++k) {
+      if (twin_before_[k] >= 0 && (is_hole(static_cast<int32_t>(k)) || is_hole(twin_before_[k]))) twin_before_[k] = -1;
+    }
     enders_.resize(s.sections);
     for (const int32_t k : starters.order) enders_[s.hi[k] - 1].push_back(k);
-    for (size_t k = 0; k < s.index.size(); ++k) {
+    unplaced_ = static_cast<int64_t>(first_hole_);
+    holes_within_.assign(s.sections + 1, 0);
+    held_.assign(s.sections, 0);
+    for (size_t k = 0; k < first_hole_; ++k) {
+      std::fill(held_.begin() + s.lo[k], held_.begin() + s.hi[k], 1);
       for (int32_t t = s.lo[k]; t < s.hi[k]; ++t) remaining_[t] += s.size[k];
       for (int32_t t = s.lo[k]; t + 1 < s.hi[k]; ++t) ++cuts_[t];
     }
@@ -217,7 +247,7 @@ class WellSearch {
                                   .joined_left = first > lo && joined(first - 1) && live(first - 1)});
       first = end;
     }
-    if (plateaus_.empty()) return Outcome::kFound;
+    if (plateaus_.empty() || unplaced_ == 0) return Outcome::kFound;
     for (size_t j = 0; j < plateaus_.size(); ++j) {
       const Plateau& p = plateaus_[j];
       const int32_t first = p.first, end = p.end;
@@ -302,7 +332,7 @@ class WellSearch {
       // starts in this section (a stack of buffers with one lifetime).
       int32_t below = -1;
       for (const int32_t k : starters_[w.open]) {
-        if (offset_[k] >= 0 && offset_[k] + s_.size[k] == w.floor) below = k;
+        if (!is_hole(k) && offset_[k] >= 0 && offset_[k] + s_.size[k] == w.floor) below = k;
       }
       int32_t position = 0;
       for (const int32_t k : starters_[w.open]) {
@@ -310,7 +340,7 @@ class WellSearch {
         if (!fits(k, w)) continue;
         // Two buffers of one lifetime stacked directly can swap places: if this one was
         // tried (and failed) where the one below it now lies, it need not go on top of it.
-        if (below >= 0 && s_.hi[below] == s_.hi[k] && s_.alignment[k] == 1 && s_.alignment[below] == 1 &&
+        if (below >= 0 && !is_hole(k) && s_.hi[below] == s_.hi[k] && s_.alignment[k] == 1 && s_.alignment[below] == 1 &&
             tried_before(below, k))
           continue;
         // Flush edges first: a buffer that reaches the next wall in time, or whose top meets
@@ -368,13 +398,15 @@ class WellSearch {
   std::optional<Outcome> step_place(size_t i, Outcome child) {
     Frame& f = frames_[i];
     const int32_t k = f.buffer;
+    const int64_t counted = is_hole(k) ? 0 : s_.size[k];  // a hole candidate is no required size
     if (f.stage == 1) {
-      for (int32_t t = s_.lo[k]; t + 1 < s_.hi[k]; ++t) ++cuts_[t];
+      for (int32_t t = s_.lo[k]; t + 1 < s_.hi[k] && counted; ++t) ++cuts_[t];
       for (int32_t t = s_.lo[k]; t < s_.hi[k]; ++t) {
         height_[t] = f.floor;
-        remaining_[t] += s_.size[k];
+        remaining_[t] += counted;
       }
       offset_[k] = -1;
+      unplaced_ += counted ? 1 : 0;
       stamps_.touch(s_.lo[k], s_.hi[k]);
       if (child == Outcome::kInfeasible) add_conflict(i, i + 1);
       return child;
@@ -388,11 +420,12 @@ class WellSearch {
     bool split = false;
     for (int32_t t = s_.lo[k]; t < s_.hi[k]; ++t) {
       height_[t] = top;
-      remaining_[t] -= s_.size[k];
-      split = split || remaining_[t] == 0;
+      remaining_[t] -= counted;
+      split = split || (counted && remaining_[t] == 0);
     }
-    for (int32_t t = s_.lo[k]; t + 1 < s_.hi[k]; ++t) split = --cuts_[t] == 0 || split;
-    call(split ? Kind::kParts : Kind::kSearch, f.lo, f.hi);
+    for (int32_t t = s_.lo[k]; t + 1 < s_.hi[k] && counted; ++t) split = --cuts_[t] == 0 || split;
+    unplaced_ -= counted ? 1 : 0;
+    call(split && !hole_mode_ ? Kind::kParts : Kind::kSearch, f.lo, f.hi);
     return std::nullopt;
   }
 
@@ -406,23 +439,26 @@ class WellSearch {
     const Plateau& p = plateaus_[j];
     const int32_t first = p.first, end = p.end;
     const int64_t floor = p.floor;
-    if (left > floor && right < floor && slack(first) == 0 && !is_empty(first)) {
+    // (with hole candidates, only they may cover what is not full)
+    if (left > floor && right < floor && (slack(first) == 0 || hole_mode_) && !is_empty(first)) {
       size_t q = j + 1;  // the first plateau after this one higher than it, or a break
       while (q < plateaus_.size() && plateaus_[q].joined_left && plateaus_[q].floor <= floor) ++q;
       const int32_t wall = plateaus_[q - 1].end;  // the first section after the plateau higher than it
       for (const int32_t k : starters_[first]) {
-        if (offset_[k] < 0 && s_.hi[k] <= wall && aligned(floor, k) == floor && s_.size[k] <= capacity_ - floor)
+        if (offset_[k] < 0 && s_.hi[k] <= wall && aligned(floor, k) == floor && s_.size[k] <= capacity_ - floor &&
+            (!is_hole(k) || hole_fits(k)))
           return true;
       }
       add_sections(i, first - 1, wall + 1);
       return false;
     }
-    if (left < floor && right > floor && slack(end - 1) == 0 && !is_empty(end - 1)) {
+    if (left < floor && right > floor && (slack(end - 1) == 0 || hole_mode_) && !is_empty(end - 1)) {
       size_t q = j;  // the first plateau of the run before this one no higher than it
       while (plateaus_[q].joined_left && plateaus_[q - 1].floor <= floor) --q;
       const int32_t wall = plateaus_[q].first - 1;  // the last section before the plateau higher than it
       for (const int32_t k : enders_[end - 1]) {
-        if (offset_[k] < 0 && s_.lo[k] > wall && aligned(floor, k) == floor && s_.size[k] <= capacity_ - floor)
+        if (offset_[k] < 0 && s_.lo[k] > wall && aligned(floor, k) == floor && s_.size[k] <= capacity_ - floor &&
+            (!is_hole(k) || hole_fits(k)))
           return true;
       }
       add_sections(i, wall, end + 1);
@@ -439,13 +475,24 @@ class WellSearch {
     return false;
   }
 
+  bool is_hole(int32_t k) const { return static_cast<size_t>(k) >= first_hole_; }
+  // A hole candidate resting on the floor takes its size from the slack of each of its sections.
+  bool hole_fits(int32_t k) const {
+    for (int32_t t = s_.lo[k]; t < s_.hi[k]; ++t) {
+      if (slack(t) < s_.size[k]) return false;
+    }
+    return true;
+  }
   bool waits_for_twin(int32_t k) const { return twin_before_[k] >= 0 && offset_[twin_before_[k]] < 0; }
   int64_t slack(int32_t t) const { return capacity_ - height_[t] - remaining_[t]; }
   bool is_empty(int32_t t) const { return empty_at_[t] == height_[t]; }
   // Unplaced buffers live in section t.
-  bool live(int32_t t) const { return remaining_[t] > 0; }
+  // With hole candidates, a section that held buffers stays open until it is full (the
+  // candidates and the positions left empty fill it, as in a perfect packing), and the search
+  // does not split: a candidate may span sections that no buffer joins.
+  bool live(int32_t t) const { return remaining_[t] > 0 || (hole_mode_ && height_[t] < capacity_ && held_[t]); }
   // Sections t and t + 1 belong to one plateau only when some unplaced buffer spans both.
-  bool joined(int32_t t) const { return cuts_[t] > 0; }
+  bool joined(int32_t t) const { return hole_mode_ || cuts_[t] > 0; }
 
   int64_t aligned(int64_t offset, int32_t k) const {
     const int64_t a = s_.alignment[k];
@@ -455,6 +502,7 @@ class WellSearch {
   // Whether buffer k can go at the well's open position.
   bool fits(int32_t k, const Well& w) const {
     if (offset_[k] >= 0 || s_.hi[k] > w.limit || waits_for_twin(k)) return false;
+    if (is_hole(k)) return hole_fits(k);
     const int64_t gap = aligned(w.floor, k) - w.floor;
     if (gap == 0) return true;
     for (int32_t t = s_.lo[k]; t < s_.hi[k]; ++t) {
@@ -485,19 +533,30 @@ class WellSearch {
   // Fills in the well's open position and choices; false when the well cannot be filled.
   bool examine(Well& w) {
     // The buffers that live within the well can fill it up to the lower wall; what they do
-    // not fill stays empty, and that must not exceed any section's slack.
+    // not fill stays empty, and that must not exceed any section's slack (with hole
+    // candidates: what the candidates within the well can fill).
     std::fill(within_.begin() + w.first, within_.begin() + w.end + 1, 0);
+    if (hole_mode_) std::fill(holes_within_.begin() + w.first, holes_within_.begin() + w.end + 1, 0);
     for (int32_t t = w.first; t < w.end; ++t) {
       for (const int32_t k : starters_[t]) {
         if (offset_[k] >= 0 || s_.hi[k] > w.end) continue;
+        if (is_hole(k)) {
+          if (hole_mode_ && hole_fits(k)) {
+            holes_within_[t] += s_.size[k];
+            holes_within_[s_.hi[k]] -= s_.size[k];
+          }
+          continue;
+        }
         within_[t] += s_.size[k];
         within_[s_.hi[k]] -= s_.size[k];
       }
     }
-    int64_t within = 0;
+    int64_t within = 0, holes_within = 0;
     for (int32_t t = w.first; t < w.end; ++t) {
       within += within_[t];
-      if (slack(t) < w.wall - w.floor - within) return false;
+      holes_within += hole_mode_ ? holes_within_[t] : 0;
+      const int64_t waste = hole_mode_ ? std::min(slack(t), holes_within) : slack(t);
+      if (waste < w.wall - w.floor - within) return false;
     }
     w.open = -1;
     for (int32_t t = w.first; t < w.end; ++t) {
@@ -517,7 +576,8 @@ class WellSearch {
       // which (made canonical again) is a solution in a branch already searched: none.
       for (int32_t t = w.first; t < w.end; ++t) {
         for (const int32_t k : starters_[t]) {
-          if (offset_[k] < 0 && s_.hi[k] <= w.end && aligned(w.floor, k) == w.floor && s_.size[k] <= w.wall - w.floor)
+          if (!is_hole(k) && offset_[k] < 0 && s_.hi[k] <= w.end && aligned(w.floor, k) == w.floor &&
+              s_.size[k] <= w.wall - w.floor)
             return false;
         }
       }
@@ -534,9 +594,9 @@ class WellSearch {
     reach_[w.open] = 1;
     for (int32_t t = w.open; t < w.limit; ++t) {
       if (!reach_[t]) continue;
-      if (slack(t) >= 1) reach_[t + 1] = 1;
+      if (slack(t) >= 1 && !hole_mode_) reach_[t + 1] = 1;
       for (const int32_t k : starters_[t]) {
-        if (offset_[k] < 0 && s_.hi[k] <= w.limit) reach_[s_.hi[k]] = 1;
+        if (offset_[k] < 0 && s_.hi[k] <= w.limit && (!is_hole(k) || hole_fits(k))) reach_[s_.hi[k]] = 1;
       }
     }
     if (!reach_[w.limit]) return false;
@@ -547,15 +607,17 @@ class WellSearch {
     int64_t lost = w.wall - w.floor;
     for (int32_t t = w.open + 1; t < w.end; ++t) {
       for (const int32_t k : starters_[t]) {
-        if (offset_[k] < 0 && s_.hi[k] <= w.end) lost = std::min(lost, s_.size[k]);
+        if (!is_hole(k) && offset_[k] < 0 && s_.hi[k] <= w.end) lost = std::min(lost, s_.size[k]);
       }
     }
-    w.may_leave_empty = slack(w.open) >= std::max<int64_t>(lost, 1);
+    w.may_leave_empty = !hole_mode_ && slack(w.open) >= std::max<int64_t>(lost, 1);
     w.choices += w.may_leave_empty ? 1 : 0;
     return w.choices > 0;
   }
 
   const Sections& s_;
+  const size_t first_hole_;
+  const bool hole_mode_;  // the slack is the hole candidates' to fill
   skyline::Perturbation perturbation_;
   const int64_t capacity_;
   const Clock::time_point deadline_;
@@ -592,6 +654,9 @@ class WellSearch {
   std::vector<std::pair<size_t, size_t>> tried_;   // per placed buffer: the candidates in pool_ tried before it
   size_t words_ = 1;                               // per conflict set
   std::vector<uint64_t> conflicts_;                // one conflict set per frame
+  std::vector<int64_t> holes_within_;              // scratch for examine()
+  std::vector<char> held_;                         // per section: some buffer lives there
+  int64_t unplaced_ = 0;                           // buffers (not hole candidates) not placed
   int64_t nodes_ = 0;
   int64_t node_limit_ = 0;
 };
@@ -600,14 +665,17 @@ class WellSearch {
 
 bool decision_search_is_complete(const Problem& problem) { return build_shape(problem).complete; }
 
-DecisionResult decide_placement(const Problem& problem, int64_t capacity, Clock::time_point deadline,
-                                const std::function<void(int64_t nodes)>& on_tick, int64_t max_nodes) {
+namespace {
+
+DecisionResult decide(const Problem& problem, const std::vector<Buffer>* holes, int64_t capacity,
+                      Clock::time_point deadline, const std::function<void(int64_t nodes)>& on_tick,
+                      int64_t max_nodes) {
   DecisionResult result;
   if (has_fixed_offsets(problem) || capacity < 0) return result;
-  const Shape shape = build_shape(problem);
+  const Shape shape = build_shape(problem, holes);
   const Sections& forward = shape.sections;
   const int64_t units = capacity / shape.unit;
-  if (forward.index.empty()) {
+  if (shape.first_hole == 0) {
     result.outcome = DecisionResult::Outcome::kFound;
     result.offsets.assign(problem.buffers.size(), 0);
     return result;
@@ -615,7 +683,7 @@ DecisionResult decide_placement(const Problem& problem, int64_t capacity, Clock:
   const skyline::Restarts run = skyline::run_restarts(
       forward, deadline,
       [&](const Sections& s, const skyline::Round& r, int64_t before) {
-        return WellSearch(s, units, r.branching, r.seed, deadline, on_tick, before);
+        return WellSearch(s, shape.first_hole, holes != nullptr, units, r.branching, r.seed, deadline, on_tick, before);
       },
       max_nodes);
   result.nodes = run.nodes;
@@ -623,11 +691,24 @@ DecisionResult decide_placement(const Problem& problem, int64_t capacity, Clock:
   if (run.outcome == Outcome::kFound) {
     result.outcome = DecisionResult::Outcome::kFound;
     result.offsets.assign(problem.buffers.size(), 0);
-    for (size_t k = 0; k < forward.index.size(); ++k) result.offsets[forward.index[k]] = run.offsets[k] * shape.unit;
-  } else if (run.outcome == Outcome::kInfeasible && shape.complete) {
+    for (size_t k = 0; k < shape.first_hole; ++k) result.offsets[forward.index[k]] = run.offsets[k] * shape.unit;
+  } else if (run.outcome == Outcome::kInfeasible && shape.complete && !holes) {
     result.outcome = DecisionResult::Outcome::kInfeasible;
   }
   return result;
+}
+
+}  // namespace
+
+DecisionResult decide_placement(const Problem& problem, int64_t capacity, Clock::time_point deadline,
+                                const std::function<void(int64_t nodes)>& on_tick, int64_t max_nodes) {
+  return decide(problem, nullptr, capacity, deadline, on_tick, max_nodes);
+}
+
+DecisionResult decide_placement_with_holes(const Problem& problem, const std::vector<Buffer>& holes, int64_t capacity,
+                                           Clock::time_point deadline,
+                                           const std::function<void(int64_t nodes)>& on_tick, int64_t max_nodes) {
+  return decide(problem, &holes, capacity, deadline, on_tick, max_nodes);
 }
 
 }  // namespace memledger::allocate

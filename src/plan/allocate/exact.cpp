@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "memledger/core/error.h"
+#include "memledger/plan/allocate/decision_search.h"
 #include "memledger/plan/allocate/greedy.h"
 #include "memledger/plan/allocate/lower_bound.h"
 #include "memledger/plan/allocate/offset_order_search.h"
@@ -31,9 +32,11 @@ constexpr int64_t kFillerNodes = 60'000;
 constexpr FillerShape kFillerShapes[] = {{.seed = 1}, {.seed = 0}};
 // The first, short decision search (a few hundredths of a second).
 constexpr int64_t kFirstNodes = 100'000;
-// The packing that chooses its holes among candidates (slack_fillers.h), after the fillers: at
+// The search that chooses its holes among candidates (slack_fillers.h), after the fillers: at
 // most this many nodes (0.03–0.1 s since the search's cost per node fell, 2026-12-02: three times
-// as many were neutral) and a tenth of the time left.
+// as many were neutral) and a tenth of the time left. Since 2026-12-03 it is the decision search
+// with hole candidates (decision_search.h), which bears more wrong candidates than the perfect
+// packing with them did (held-out seeds 150000-210000: 248 / 280 placed against 245 / 280).
 constexpr int64_t kHoleNodes = 200'000;
 // Rounds of edge holes (slack_fillers.h) before the packing that chooses the rest. The decision
 // search on the problem with them gets at most kReducedNodes (about 0.3–0.5 s; where it placed
@@ -100,6 +103,16 @@ PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_p
       decision.solution = Solution{.offsets = std::move(result.offsets)};
     return result.outcome != DecisionResult::Outcome::kUnknown;
   };
+  // The decision search that chooses holes among candidates (no position left empty besides),
+  // on a share of the time left; not finding a placement proves nothing.
+  auto choose_holes = [&](const Problem& searched, const std::vector<Buffer>& holes, int64_t max_nodes) {
+    const Clock::time_point now = Clock::now();
+    DecisionResult chosen = decide_placement_with_holes(
+        searched, holes, capacity, now + (deadline - now) / kFillerShare, ticks_after(decision.nodes), max_nodes);
+    decision.nodes += chosen.nodes;
+    decision.restarts += chosen.restarts;
+    return chosen.outcome == DecisionResult::Outcome::kFound && take(std::move(chosen.offsets));
+  };
   auto accept = [&](PerfectPackingResult& packing) {
     decision.nodes += packing.nodes;
     decision.restarts += packing.restarts;
@@ -143,10 +156,10 @@ PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_p
   // With slack: a short decision search first (most problems it places at once), then a
   // short perfect packing for each shape of the slack as fillers (slack_fillers.h: it finds some
   // placements at once that the search with waste drowns in; not finding one proves
-  // nothing), then a short packing that chooses its holes among the rectangles of many such
+  // nothing), then a short search that chooses its holes among the rectangles of many such
   // shapes (held-out seeds 60000-: 23 / 40 placed within 2 s against 21 / 40 without it), then
   // the problem with the edge holes taken as buffers (the candidates whose heights the buffers
-  // beside their edges give): a short packing among the candidates of the slack they leave,
+  // beside their edges give): a short search among the candidates of the slack they leave,
   // then the decision search on it for at most a million nodes and half of the time left
   // (held-out seeds 120000-, 130000-, 140000-: 100 / 120 placed within 2 s against 86 / 120
   // without the two; failing there proves nothing, an edge hole may be wrong),
@@ -166,10 +179,7 @@ PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_p
   }
   if (complete && Clock::now() < deadline) {
     const std::vector<Buffer> holes = slack_hole_candidates(problem, capacity);
-    const Clock::time_point now = Clock::now();
-    PerfectPackingResult packing =
-        find_packing_with_holes(problem, holes, capacity, now + (deadline - now) / kFillerShare, on_tick, kHoleNodes);
-    if (accept(packing)) return decision;
+    if (choose_holes(problem, holes, kHoleNodes)) return decision;
     std::vector<std::tuple<int64_t, int64_t, int64_t>> tried;  // the edge holes of the reading before
     for (const EdgeReading& reading : kEdgeReadings) {
       const EdgeHoles edge = with_edge_holes(problem, capacity, holes, kEdgeRounds, reading);
@@ -180,12 +190,7 @@ PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_p
       }
       if (taken.empty() || taken == tried) continue;
       tried = std::move(taken);
-      if (Clock::now() < deadline) {
-        const Clock::time_point later = Clock::now();
-        packing = find_packing_with_holes(edge.problem, edge.candidates, capacity,
-                                          later + (deadline - later) / kFillerShare, on_tick, kHoleNodes);
-        if (accept(packing)) return decision;
-      }
+      if (Clock::now() < deadline && choose_holes(edge.problem, edge.candidates, kHoleNodes)) return decision;
       if (Clock::now() < deadline) {
         const Clock::time_point later = Clock::now();
         DecisionResult reduced = run_search(edge.problem, later + (deadline - later) / kReducedShare, kReducedNodes);

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "memledger/plan/allocate/generator.h"
 #include "memledger/plan/allocate/lower_bound.h"
 #include "memledger/plan/allocate/perfect_packing.h"
@@ -195,6 +198,53 @@ TEST(AllocateDecisionSearch, CapacityBelowALiveSectionIsRefutedAtOnce) {
   const DecisionResult r = decide_placement(p, 19, far_away());
   EXPECT_EQ(r.outcome, Outcome::kInfeasible);
   EXPECT_LE(r.nodes, 1);
+}
+
+// Every placement of these four leaves byte 1 empty at step 1 (p and q overlap there, r and s
+// fill steps 0 and 2 beside them): with hole candidates (no position left empty besides), one
+// for that byte places them; none, or one too large for the slack, places nothing and proves
+// nothing.
+TEST(AllocateDecisionSearchWithHoles, TheSlackInTheMiddleNeedsACandidateThatFitsIt) {
+  const Problem p{{buffer("p", 0, 2, 1), buffer("q", 1, 3, 1), buffer("r", 0, 1, 2), buffer("s", 2, 3, 2)}};
+  ASSERT_EQ(decide_placement(p, 3, far_away()).outcome, Outcome::kFound);
+  EXPECT_EQ(decide_placement_with_holes(p, {}, 3, far_away()).outcome, Outcome::kUnknown);
+  EXPECT_EQ(decide_placement_with_holes(p, {buffer("wide", 1, 2, 2)}, 3, far_away()).outcome, Outcome::kUnknown);
+  const DecisionResult r =
+      decide_placement_with_holes(p, {buffer("wide", 1, 2, 2), buffer("h", 1, 2, 1)}, 3, far_away());
+  ASSERT_EQ(r.outcome, Outcome::kFound);
+  const Solution s = solution_of(p, r);
+  testing::expect_valid_plan(p, s);
+  EXPECT_LE(s.arena_bytes, 3);
+  // Below the lower bound nothing is placed, and nothing is refuted either.
+  EXPECT_EQ(decide_placement_with_holes(p, {buffer("h", 1, 2, 1)}, 2, far_away()).outcome, Outcome::kUnknown);
+}
+
+// The pieces taken out of a cut, offered as candidates, fill its slack exactly: with no position
+// left empty, the search places every such instance (those whose removed pieces start and end
+// at steps of the buffers left; others could not be offered whole).
+TEST_P(AllocateSlackInstances, TheirRemovedPiecesAsHoleCandidatesPlaceThem) {
+  int offered = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    const SlackInstance h = generate_slack_instance(seed, 40 + static_cast<int64_t>(seed % 40),
+                                                    2 + static_cast<int64_t>(seed % 5), GetParam(), 1000);
+    std::vector<int64_t> steps;
+    for (const Buffer& b : h.problem.buffers) steps.insert(steps.end(), {b.lower, b.upper});
+    std::vector<Buffer> holes = h.removed;
+    const bool whole = std::all_of(holes.begin(), holes.end(), [&](const Buffer& hole) {
+      return std::count(steps.begin(), steps.end(), hole.lower) > 0 &&
+             std::count(steps.begin(), steps.end(), hole.upper) > 0;
+    });
+    if (!whole) continue;
+    for (Buffer& hole : holes) hole.fixed_offset.reset();
+    SCOPED_TRACE(seed);
+    const DecisionResult r = decide_placement_with_holes(h.problem, holes, h.capacity, far_away());
+    ASSERT_EQ(r.outcome, Outcome::kFound);
+    const Solution s = solution_of(h.problem, r);
+    testing::expect_valid_plan(h.problem, s);
+    EXPECT_LE(s.arena_bytes, h.capacity);
+    ++offered;
+  }
+  EXPECT_GE(offered, 20);
 }
 
 }  // namespace
