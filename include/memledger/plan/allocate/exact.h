@@ -11,11 +11,12 @@
 // not divide the sizes keep that one from being complete, to the offset-order search
 // (offset_order_search.h). With slack, the decision search first runs 100 000 nodes; then a
 // perfect packing of the problem with its slack as fillers (slack_fillers.h) gets 60 000
-// nodes (at most a tenth of the time) for each of two filler shapes, then a packing that
-// chooses its holes among many shapes' rectangles 200 000, then the problem with the holes its
-// buffers' edges give (twice, where two readings differ) — a placement they find is kept, a
-// failure proves nothing — and the decision search runs again with the rest. Before all of it
-// (after the first 100 000 nodes, with slack), an eighth of the time goes to the same on the
+// nodes (at most a tenth of the time) for each of two filler shapes, then the decision search
+// that chooses its holes among many shapes' rectangles (decide_placement_with_holes) 200 000,
+// then the problem with the holes its buffers' edges give (twice, where two readings differ) —
+// a placement they find is kept, a failure proves nothing — and the decision search runs again
+// with the rest. Before all of it (after the first 100 000 nodes, with slack), a quarter of the
+// time goes to the same on the
 // problem with its relays joined (relays.h: buffers that hand their bytes on to one of their
 // own size, one offset per run); a placement found is one of the problem, a failure proves
 // nothing.
