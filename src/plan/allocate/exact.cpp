@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <span>
 #include <tuple>
 #include <vector>
 
@@ -12,8 +13,8 @@
 #include "memledger/plan/allocate/lower_bound.h"
 #include "memledger/plan/allocate/offset_order_search.h"
 #include "memledger/plan/allocate/perfect_packing.h"
-#include "memledger/plan/allocate/relays.h"
 #include "memledger/plan/allocate/slack_fillers.h"
+#include "memledger/plan/allocate/stacks.h"
 #include "memledger/plan/allocate/validate.h"
 
 namespace memledger::allocate {
@@ -51,13 +52,25 @@ constexpr int64_t kReducedNodes = 1'000'000;
 // reads at that edge too (an open end where a chain may be: brick 1007 placed, which the
 // first reading's holes keep out of reach).
 constexpr EdgeReading kEdgeReadings[] = {{}, {.ambiguous_open = false}};
-// The share of a decision's time the problem with its relays joined gets first (after the
-// short search, with slack): an eighth placed as many as a half on the held-out seeds
-// 150000-, and lost none of the brick cuts that the problem's own early steps place; since the
-// holes are chosen by the decision search with candidates, a quarter places more (2026-12-03,
-// side by side, two runs each: 150000-210000 250 / 280 against 247 / 280; on the blocks first
-// used then, 220000-240000, 112.5 / 120 against 110 / 120; tight cuts 120 / 120 both).
-constexpr int kRelayShare = 4;
+// The share of a decision's time each joined form of the problem gets first (after the short
+// search, with slack): an eighth placed as many as a half on the held-out seeds 150000-, and
+// lost none of the brick cuts that the problem's own early steps place; since the holes are
+// chosen by the decision search with candidates, a quarter places more (2026-12-03, side by
+// side, two runs each: 150000-210000 250 / 280 against 247 / 280; on the blocks first used
+// then, 220000-240000, 112.5 / 120 against 110 / 120; tight cuts 120 / 120 both).
+constexpr int kJoinedShare = 4;
+// The joined forms (stacks.h), each tried in turn with a share: relays and stacks joined in up to
+// kStackRounds turns, then relays alone (where stacks joined some). Stacks first placed 267 / 280
+// of the slack bench's seeds 150000-210000 against 251 / 280 with relays alone, and 190 / 200 of
+// the held-out 250000-290000 against 184 / 200 (2026-12-03; one, three or eight rounds placed the
+// same within one instance).
+constexpr int kStackRounds = 3;
+// A joined form of a tight problem gets at most this many nodes of the perfect packing (about
+// 0.3 s): with stacks, where a pair lies apart in every placement, the packing of the form can
+// search its share out without a proof, and the next form would have placed the cut at once
+// (tight guillotine 5017: 3.25 s with stacks first, 337 nodes with relays alone). Where a form
+// placed a tight cut of the hard bench's 160, it took at most 150 000.
+constexpr int64_t kJoinedTightNodes = 1'000'000;
 
 Clock::time_point deadline_after(Clock::time_point now, double seconds) {
   const double capped = std::clamp(seconds, 0.0, 1e6);
@@ -66,10 +79,11 @@ Clock::time_point deadline_after(Clock::time_point now, double seconds) {
 
 // Perfect packing when the capacity leaves no slack, a decision search with waste otherwise
 // (and when the problem is too large for the perfect-packing search), after a short
-// perfect packing with the slack as fillers. `relays`, when given, are the problem's
-// (join_relays), and the problem with them joined gets an early turn.
+// perfect packing with the slack as fillers. Each of `joined_forms` (the problem with some
+// buffers joined into blocks, stacks.h) gets an early turn.
 PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_point deadline,
-                         const std::function<void(int64_t)>& on_tick, const Relays* relays) {
+                         const std::function<void(int64_t)>& on_tick, std::span<const Blocks> joined_forms,
+                         int64_t tight_nodes = std::numeric_limits<int64_t>::max()) {
   PlacementDecision decision;
   // What on_tick gets from a search that starts after `before` nodes.
   auto ticks_after = [&](int64_t before) -> std::function<void(int64_t)> {
@@ -121,25 +135,29 @@ PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_p
     decision.restarts += packing.restarts;
     return packing.outcome == PerfectPackingResult::Outcome::kFound && take(std::move(packing.offsets));
   };
-  // The problem with its relays joined (relays.h), on a share of the time left: where buffers
-  // hand their bytes on, one offset for the run takes most of the search away (tight guillotine
-  // cuts it was slow on place in hundredths of a second). Tried once, before the perfect packing
-  // (tight) or after the first short search (with slack); when it has no placement, that proves
-  // nothing.
-  bool joined_tried = relays == nullptr || relays->joined_pairs == 0;
+  // The problem's joined forms (stacks.h), each on a share of the time left: where buffers hand
+  // their bytes on or lie one on another, one offset for the block takes most of the search away
+  // (tight guillotine cuts the search was slow on place in hundredths of a second). Tried once,
+  // before the perfect packing (tight) or after the first short search (with slack); a form
+  // without a placement proves nothing.
+  size_t joined_next = 0;  // the next of joined_forms to try
   auto joined_places = [&] {
-    if (joined_tried) return false;
-    joined_tried = true;
-    const Clock::time_point now = Clock::now();
-    const PlacementDecision joined =
-        decide(relays->joined, capacity, now + (deadline - now) / kRelayShare, ticks_after(decision.nodes), nullptr);
-    decision.nodes += joined.nodes;
-    decision.restarts += joined.restarts;
-    return joined.solution && take(relay_offsets(*relays, joined.solution->offsets));
+    for (; joined_next < joined_forms.size(); ++joined_next) {
+      const Blocks& blocks = joined_forms[joined_next];
+      if (blocks.joins == 0) continue;
+      const Clock::time_point now = Clock::now();
+      const PlacementDecision joined = decide(blocks.joined, capacity, now + (deadline - now) / kJoinedShare,
+                                              ticks_after(decision.nodes), {}, kJoinedTightNodes);
+      decision.nodes += joined.nodes;
+      decision.restarts += joined.restarts;
+      if (joined.solution && take(block_offsets(blocks, joined.solution->offsets))) return true;
+    }
+    return false;
   };
   if (is_tight(problem, capacity)) {
     if (joined_places()) return decision;
-    PerfectPackingResult packing = find_perfect_packing(problem, capacity, deadline, ticks_after(decision.nodes));
+    PerfectPackingResult packing =
+        find_perfect_packing(problem, capacity, deadline, ticks_after(decision.nodes), tight_nodes);
     decision.nodes += packing.nodes;
     decision.restarts += packing.restarts;
     switch (packing.outcome) {
@@ -205,11 +223,13 @@ PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_p
   return decision;
 }
 
-// The decision with the problem's relays.
+// The decision with the problem's joined forms: relays and stacks, then relays alone.
 PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_point deadline,
                          const std::function<void(int64_t)>& on_tick) {
-  const Relays relays = join_relays(problem);
-  return decide(problem, capacity, deadline, on_tick, &relays);
+  std::vector<Blocks> forms = {join_relays_and_stacks(problem, kStackRounds)};
+  Blocks relayed = join_relays_and_stacks(problem, 0);
+  if (relayed.joins > 0 && relayed.joins < forms.front().joins) forms.push_back(std::move(relayed));
+  return decide(problem, capacity, deadline, on_tick, forms);
 }
 
 }  // namespace
