@@ -59,11 +59,12 @@ constexpr EdgeReading kEdgeReadings[] = {{}, {.ambiguous_open = false}};
 // side, two runs each: 150000-210000 250 / 280 against 247 / 280; on the blocks first used
 // then, 220000-240000, 112.5 / 120 against 110 / 120; tight cuts 120 / 120 both).
 constexpr int kJoinedShare = 4;
-// The joined forms (stacks.h), each tried in turn with a share: relays and stacks joined in up to
-// kStackRounds turns, then relays alone (where stacks joined some). Stacks first placed 267 / 280
-// of the slack bench's seeds 150000-210000 against 251 / 280 with relays alone, and 190 / 200 of
-// the held-out 250000-290000 against 184 / 200 (2026-12-03; one, three or eight rounds placed the
-// same within one instance).
+// The joined forms (stacks.h), each tried in turn with a share: relays and every stack (all the
+// buffers that alone share a lifetime) joined in up to kStackRounds turns, then relays and stacks
+// of two, then relays alone (each where it joins more than the next). 2026-12-03, side by side
+// on the slack bench: relays alone placed 251 / 280 of seeds 150000-210000 and 184 / 200 of the
+// held-out 250000-290000; with stacks of two first, 267 and 191 (one, three or eight rounds
+// within one instance of each other); with every stack first, 274 and 196.
 constexpr int kStackRounds = 3;
 // A joined form of a tight problem gets at most this many nodes of the perfect packing (about
 // 0.3 s): with stacks, where a pair lies apart in every placement, the packing of the form can
@@ -223,12 +224,15 @@ PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_p
   return decision;
 }
 
-// The decision with the problem's joined forms: relays and stacks, then relays alone.
+// The decision with the problem's joined forms: relays and every stack, relays and stacks of two,
+// relays alone (each where it joins more than the next).
 PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_point deadline,
                          const std::function<void(int64_t)>& on_tick) {
-  std::vector<Blocks> forms = {join_relays_and_stacks(problem, kStackRounds)};
-  Blocks relayed = join_relays_and_stacks(problem, 0);
-  if (relayed.joins > 0 && relayed.joins < forms.front().joins) forms.push_back(std::move(relayed));
+  std::vector<Blocks> forms;
+  for (Blocks form : {join_relays_and_stacks(problem, kStackRounds, problem.buffers.size()),
+                      join_relays_and_stacks(problem, kStackRounds), join_relays_and_stacks(problem, 0)}) {
+    if (form.joins > 0 && (forms.empty() || form.joins < forms.back().joins)) forms.push_back(std::move(form));
+  }
   return decide(problem, capacity, deadline, on_tick, forms);
 }
 

@@ -1,5 +1,6 @@
 #include "memledger/plan/allocate/stacks.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -30,52 +31,58 @@ Blocks as_blocks(Relays relays) {
 
 }  // namespace
 
-Blocks join_stacks(const Problem& problem) {
+Blocks join_stacks(const Problem& problem, size_t most) {
   const std::vector<Buffer>& buffers = problem.buffers;
   using Lifetime = std::tuple<int64_t, int64_t, int64_t>;  // lower, upper, alignment
   std::map<Lifetime, std::vector<size_t>> sharing;
-  std::map<std::pair<int64_t, int64_t>, int> live_so;  // every buffer of a lifetime, joinable or not
+  std::map<std::pair<int64_t, int64_t>, size_t> live_so;  // every buffer of a lifetime, joinable or not
   for (size_t i = 0; i < buffers.size(); ++i) {
     const Buffer& b = buffers[i];
     ++live_so[{b.lower, b.upper}];
     if (b.size > 0 && !b.fixed_offset) sharing[{b.lower, b.upper, b.alignment}].push_back(i);
   }
   constexpr size_t kNone = static_cast<size_t>(-1);
-  std::vector<size_t> above(buffers.size(), kNone);
-  std::vector<bool> upper_of_pair(buffers.size(), false);
+  std::vector<size_t> stack_of(buffers.size(), kNone);  // per buffer: its stack in `stacks`
+  std::vector<std::vector<size_t>> stacks;              // bottom first
   Blocks blocks;
-  for (const auto& [lifetime, pair] : sharing) {
+  for (auto& [lifetime, group] : sharing) {
     const auto& [lower, upper, alignment] = lifetime;
-    if (pair.size() != 2 || live_so.at({lower, upper}) != 2) continue;
-    // The lower one's end must be an offset the upper one may take.
-    const bool first_below = buffers[pair[0]].size % alignment == 0;
-    if (!first_below && buffers[pair[1]].size % alignment != 0) continue;
-    const size_t below = first_below ? pair[0] : pair[1], on_top = first_below ? pair[1] : pair[0];
-    above[below] = on_top;
-    upper_of_pair[on_top] = true;
-    ++blocks.joins;
+    if (group.size() < 2 || group.size() > most || live_so.at({lower, upper}) != group.size()) continue;
+    // Each one's end must be an offset the next may take: those whose sizes keep the alignment go
+    // below, and at most one that does not, on top.
+    std::stable_partition(group.begin(), group.end(), [&](size_t i) { return buffers[i].size % alignment == 0; });
+    if (group.size() >= 2 && buffers[group[group.size() - 2]].size % alignment != 0) continue;
+    for (const size_t i : group) stack_of[i] = stacks.size();
+    stacks.push_back(group);
+    blocks.joins += static_cast<int64_t>(group.size()) - 1;
   }
   blocks.block_of.assign(buffers.size(), kNone);
   blocks.offset_in_block.assign(buffers.size(), 0);
   for (size_t i = 0; i < buffers.size(); ++i) {
-    if (upper_of_pair[i]) continue;
     const size_t index = blocks.joined.buffers.size();
+    if (stack_of[i] == kNone) {
+      blocks.block_of[i] = index;
+      blocks.joined.buffers.push_back(buffers[i]);
+      continue;
+    }
+    const std::vector<size_t>& stack = stacks[stack_of[i]];
+    if (stack.front() != i) continue;  // joined with the stack's bottom
     Buffer block = buffers[i];
-    blocks.block_of[i] = index;
-    if (above[i] != kNone) {
-      blocks.block_of[above[i]] = index;
-      blocks.offset_in_block[above[i]] = buffers[i].size;
-      block.size += buffers[above[i]].size;
+    block.size = 0;
+    for (const size_t k : stack) {
+      blocks.block_of[k] = index;
+      blocks.offset_in_block[k] = block.size;
+      block.size += buffers[k].size;
     }
     blocks.joined.buffers.push_back(std::move(block));
   }
   return blocks;
 }
 
-Blocks join_relays_and_stacks(const Problem& problem, int rounds) {
+Blocks join_relays_and_stacks(const Problem& problem, int rounds, size_t most) {
   Blocks blocks = as_blocks(join_relays(problem));
   for (int round = 0; round < rounds; ++round) {
-    Blocks stacked = join_stacks(blocks.joined);
+    Blocks stacked = join_stacks(blocks.joined, most);
     if (stacked.joins == 0) break;
     blocks = compose(blocks, std::move(stacked));
     Blocks relayed = as_blocks(join_relays(blocks.joined));

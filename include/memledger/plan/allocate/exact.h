@@ -17,9 +17,10 @@
 // a placement they find is kept, a failure proves nothing — and the decision search runs again
 // with the rest. Before all of it (after the first 100 000 nodes, with slack), a quarter of the
 // time left goes to the same on the problem with its relays and stacks joined (stacks.h:
-// buffers that hand their bytes on to one of their own size, pairs that alone share a lifetime,
-// one offset per block), then a quarter of what is left to the problem with its relays alone
-// joined (relays.h); a placement found is one of the problem, a failure proves nothing.
+// buffers that hand their bytes on to one of their own size, buffers that alone share a
+// lifetime, one offset per block), then a quarter of what is left to the same with stacks of
+// two only, and of what is left then to relays alone (relays.h); a placement found is one of the
+// problem, a failure proves nothing.
 //
 // Limits: problems with fixed offsets, or more than `max_search_buffers` buffers, get the
 // greedy result. See docs/benchmarks.md, "Placement", for the shares solved within budget.

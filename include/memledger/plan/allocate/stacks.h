@@ -1,7 +1,8 @@
 // Stacks: two buffers that alone share a lifetime (the same first and last step, no third
 // buffer with it) most likely lie one on the other — in a cut of a capacity × time rectangle
 // such a pair is one piece cut across bytes, as a relay (relays.h) is one cut across time; in a
-// model's plan they are tensors made and freed together. Joined into one block (one offset, the
+// model's plan they are tensors made and freed together. So, less surely, do three or more that
+// alone share one (a piece cut across bytes more than once). Joined into one block (one offset, the
 // upper buffer at the lower one's end), the problem has fewer buffers; relays and stacks joined
 // in turns (a block that hands its bytes to one buffer of its size, a run beside another of its
 // lifetime) take most of a guillotine cut's structure into a few blocks.
@@ -25,15 +26,16 @@ struct Blocks {
   Problem joined;                        // one buffer per block
   std::vector<size_t> block_of;          // per buffer of the original problem: its block in `joined`
   std::vector<int64_t> offset_in_block;  // per buffer of the original problem: where it lies in its block
-  int64_t joins = 0;                     // how many pairs were joined (0: `joined` is the problem)
+  int64_t joins = 0;                     // buffers joined onto others (0: `joined` is the problem)
 };
 
-// Each pair of buffers that alone share a lifetime as one block.
-Blocks join_stacks(const Problem& problem);
+// Each group of 2 to `most` buffers that alone share a lifetime as one block, bottom first in the
+// problem's order (those whose sizes keep the alignment below).
+Blocks join_stacks(const Problem& problem, size_t most = 2);
 
-// Relays (relays.h) and stacks joined in turns, `rounds` times each (fewer when a round joins
-// nothing).
-Blocks join_relays_and_stacks(const Problem& problem, int rounds);
+// Relays (relays.h) and stacks of up to `most` joined in turns, `rounds` times each (fewer when a
+// round joins nothing).
+Blocks join_relays_and_stacks(const Problem& problem, int rounds, size_t most = 2);
 
 // The original problem's offsets from a placement of the blocks.
 std::vector<int64_t> block_offsets(const Blocks& blocks, const std::vector<int64_t>& joined_offsets);
