@@ -270,6 +270,8 @@ ExactResult plan_exact(const Problem& problem, const ExactOptions& options, cons
   if (has_fixed_offsets(problem) || static_cast<int64_t>(problem.buffers.size()) > options.max_search_buffers) {
     return finish();
   }
+  // No time, no search (a search checks its clock only every so many nodes).
+  if (Clock::now() >= deadline) return finish();
   st.searched = true;
 
   // Every arena below proven_bound is impossible; [low, high] is where a better one may be.
