@@ -46,7 +46,7 @@ Blocks join_stacks(const Problem& problem, size_t most) {
   std::vector<std::vector<size_t>> stacks;              // bottom first
   Blocks blocks;
   for (auto& [lifetime, group] : sharing) {
-    const auto& [lower, upper, alignment] = lifetime;
+    const int64_t lower = std::get<0>(lifetime), upper = std::get<1>(lifetime), alignment = std::get<2>(lifetime);
     if (group.size() < 2 || group.size() > most || live_so.at({lower, upper}) != group.size()) continue;
     // Each one's end must be an offset the next may take: those whose sizes keep the alignment go
     // below, and at most one that does not, on top.
