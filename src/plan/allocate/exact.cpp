@@ -145,7 +145,6 @@ PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_p
   auto joined_places = [&] {
     for (; joined_next < joined_forms.size(); ++joined_next) {
       const Blocks& blocks = joined_forms[joined_next];
-      if (blocks.joins == 0) continue;
       const Clock::time_point now = Clock::now();
       const PlacementDecision joined = decide(blocks.joined, capacity, now + (deadline - now) / kJoinedShare,
                                               ticks_after(decision.nodes), {}, kJoinedTightNodes);
@@ -224,23 +223,24 @@ PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_p
   return decision;
 }
 
-// The decision with the problem's joined forms: relays and every stack, relays and stacks of two,
-// relays alone (each where it joins more than the next).
-PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_point deadline,
-                         const std::function<void(int64_t)>& on_tick) {
+// The problem's joined forms, each tried only where it joins more than the next: relays and every
+// stack, relays and stacks of two, relays alone. They do not depend on the capacity, so a plan
+// builds them once for all its decisions.
+std::vector<Blocks> joined_forms_of(const Problem& problem) {
   std::vector<Blocks> forms;
   for (Blocks form : {join_relays_and_stacks(problem, kStackRounds, problem.buffers.size()),
                       join_relays_and_stacks(problem, kStackRounds), join_relays_and_stacks(problem, 0)}) {
     if (form.joins > 0 && (forms.empty() || form.joins < forms.back().joins)) forms.push_back(std::move(form));
   }
-  return decide(problem, capacity, deadline, on_tick, forms);
+  return forms;
 }
 
 }  // namespace
 
 PlacementDecision decide_within(const Problem& problem, int64_t capacity, double time_budget_seconds) {
   if (has_fixed_offsets(problem)) fail("the exact search does not take fixed offsets");
-  PlacementDecision decision = decide(problem, capacity, deadline_after(Clock::now(), time_budget_seconds), {});
+  PlacementDecision decision =
+      decide(problem, capacity, deadline_after(Clock::now(), time_budget_seconds), {}, joined_forms_of(problem));
   if (decision.solution) {
     Solution& s = *decision.solution;
     s.arena_bytes = arena_bytes(problem, s.offsets);
@@ -285,10 +285,11 @@ ExactResult plan_exact(const Problem& problem, const ExactOptions& options, cons
                          .best_arena = best.arena_bytes,
                          .lower_bound = st.proven_bound});
   };
+  const std::vector<Blocks> joined_forms = joined_forms_of(problem);
   // Decides one capacity before `probe_deadline`; returns whether it was decided.
   auto probe = [&](int64_t capacity, Clock::time_point probe_deadline) {
     ++st.probes;
-    PlacementDecision d = decide(problem, capacity, probe_deadline, on_tick);
+    PlacementDecision d = decide(problem, capacity, probe_deadline, on_tick, joined_forms);
     st.nodes += d.nodes;
     st.restarts += d.restarts;
     switch (d.outcome) {

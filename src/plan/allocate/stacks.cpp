@@ -51,7 +51,7 @@ Blocks join_stacks(const Problem& problem, size_t most) {
     // Each one's end must be an offset the next may take: those whose sizes keep the alignment go
     // below, and at most one that does not, on top.
     std::stable_partition(group.begin(), group.end(), [&](size_t i) { return buffers[i].size % alignment == 0; });
-    if (group.size() >= 2 && buffers[group[group.size() - 2]].size % alignment != 0) continue;
+    if (buffers[group[group.size() - 2]].size % alignment != 0) continue;
     for (const size_t i : group) stack_of[i] = stacks.size();
     stacks.push_back(group);
     blocks.joins += static_cast<int64_t>(group.size()) - 1;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "memledger/plan/allocate/lower_bound.h"
 #include "memledger/plan/allocate/problem.h"
@@ -22,6 +23,15 @@ inline void expect_valid_plan(const Problem& problem, const Solution& solution) 
   if (solution.arena_bytes == lower_bound(problem).bytes) {
     EXPECT_TRUE(solution.optimal) << solution.algorithm;
   }
+}
+
+// The plan with these offsets, its arena and whether it is optimal filled in, checked as above.
+inline Solution checked_plan(const Problem& problem, std::vector<int64_t> offsets, std::string algorithm) {
+  Solution s{.offsets = std::move(offsets), .algorithm = std::move(algorithm)};
+  s.arena_bytes = arena_bytes(problem, s.offsets);
+  s.optimal = s.arena_bytes == lower_bound(problem).bytes;
+  expect_valid_plan(problem, s);
+  return s;
 }
 
 inline Buffer buffer(std::string id, int64_t lower, int64_t upper, int64_t size, int64_t alignment = 1) {

@@ -110,10 +110,7 @@ TEST(AllocateRelays, JoinedRunsPlaceATightCutThePackingSearchDoesNot) {
   EXPECT_GE(relays.joined_pairs, 40);
   const PerfectPackingResult joined = find_perfect_packing(relays.joined, h.optimum, deadline, {}, 200'000);
   ASSERT_EQ(joined.outcome, PerfectPackingResult::Outcome::kFound);
-  Solution s{.offsets = relay_offsets(relays, joined.offsets), .algorithm = "relays"};
-  s.arena_bytes = arena_bytes(h.problem, s.offsets);
-  s.optimal = s.arena_bytes == lower_bound(h.problem).bytes;
-  testing::expect_valid_plan(h.problem, s);
+  const Solution s = testing::checked_plan(h.problem, relay_offsets(relays, joined.offsets), "relays");
   EXPECT_EQ(s.arena_bytes, h.optimum);
   const PlacementDecision decided = decide_within(h.problem, h.optimum, 60);
   ASSERT_TRUE(decided.solution.has_value());

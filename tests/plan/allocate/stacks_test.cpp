@@ -110,10 +110,7 @@ TEST(AllocateStacks, RelaysAndStacksJoinInTurns) {
   std::vector<int64_t> joined_offsets(2, 0);
   joined_offsets[blocks.block_of[1]] = 3;
   EXPECT_EQ(block_offsets(blocks, joined_offsets), (std::vector<int64_t>{3, 3, 13, 0}));
-  Solution s{.offsets = block_offsets(blocks, joined_offsets), .algorithm = "stacks"};
-  s.arena_bytes = arena_bytes(p, s.offsets);
-  s.optimal = s.arena_bytes == lower_bound(p).bytes;
-  testing::expect_valid_plan(p, s);
+  testing::checked_plan(p, block_offsets(blocks, joined_offsets), "stacks");
 }
 
 // Guillotine cut 150012 of the slack bench (339 buffers, 10 of 349 pieces removed, capacity
@@ -135,11 +132,8 @@ TEST(AllocateStacks, JoinedFormPlacesAGuillotineCutWithSlack) {
   EXPECT_GT(apart, 0);
   const PlacementDecision joined = decide_within(blocks.joined, h.capacity, 60);
   ASSERT_TRUE(joined.solution.has_value());
-  Solution s{.offsets = block_offsets(blocks, joined.solution->offsets), .algorithm = "stacks"};
-  s.arena_bytes = arena_bytes(h.problem, s.offsets);
-  s.optimal = s.arena_bytes == lower_bound(h.problem).bytes;
-  testing::expect_valid_plan(h.problem, s);
-  EXPECT_LE(s.arena_bytes, h.capacity);
+  EXPECT_LE(testing::checked_plan(h.problem, block_offsets(blocks, joined.solution->offsets), "stacks").arena_bytes,
+            h.capacity);
   const PlacementDecision decided = decide_within(h.problem, h.capacity, 60);
   ASSERT_TRUE(decided.solution.has_value());
   testing::expect_valid_plan(h.problem, *decided.solution);
@@ -157,11 +151,8 @@ TEST(AllocateStacks, EveryStackJoinedPlacesACutPairsDoNot) {
   EXPECT_LT(every.joined.buffers.size() * 3, h.problem.buffers.size());
   const PlacementDecision joined = decide_within(every.joined, h.capacity, 60);
   ASSERT_TRUE(joined.solution.has_value());
-  Solution s{.offsets = block_offsets(every, joined.solution->offsets), .algorithm = "stacks"};
-  s.arena_bytes = arena_bytes(h.problem, s.offsets);
-  s.optimal = s.arena_bytes == lower_bound(h.problem).bytes;
-  testing::expect_valid_plan(h.problem, s);
-  EXPECT_LE(s.arena_bytes, h.capacity);
+  EXPECT_LE(testing::checked_plan(h.problem, block_offsets(every, joined.solution->offsets), "stacks").arena_bytes,
+            h.capacity);
 }
 
 }  // namespace
