@@ -16,223 +16,317 @@
 #include "memledger/plan/allocate/slack_fillers.h"
 #include "memledger/plan/allocate/stacks.h"
 #include "memledger/plan/allocate/validate.h"
+#include "memledger/plan/allocate/views.h"
 
 namespace memledger::allocate {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// What each slack-filler packing gets: at most a tenth of the decision's time left and 60 000
-// nodes (a few hundredths of a second; where it found a placement it took at most 55 000 on the
-// development seeds).
-constexpr int kFillerShare = 10;
-constexpr int64_t kFillerNodes = 60'000;
-// The filler packings tried in turn after the first short search (slack_fillers.h): the
-// sweep (development seeds, 2 s of CPU: 64 / 80 placed against 62 / 80 with the layers
-// alone), then the layers (which place a few the sweep does not).
+// The turns of a decision with slack (see decide): each a step on one view of the problem
+// (views.h) with a node limit, all of them in rounds, the limits doubling from round to round. A
+// turn that finds nothing proves nothing, save the decision search on the problem as given,
+// where it is complete. Each round repeats the last one's work before going further (at
+// most twice the time a turn's own placement takes), and nothing depends on the budget, so a
+// longer budget changes nothing that happens before a shorter one would have ended.
+enum class Step {
+  kSearch,      // the decision search (decision_search.h)
+  kFillers,     // a perfect packing with the slack as fillers of one shape (slack_fillers.h)
+  kHoles,       // the decision search that chooses its holes among candidates
+  kEdgeHoles,   // the same on the view with the holes its buffers' edges give as buffers (one reading)
+  kEdgeSearch,  // the decision search on the view with its edge holes
+  kDeepSearch,  // the same after joining that problem again (holes too) and taking its edge holes
+};
+struct Turn {
+  ViewKind view;
+  Step step;
+  int variant = 0;      // kFillers: the shape; kEdgeHoles, kEdgeSearch, kDeepSearch: the reading
+  int64_t nodes = 0;    // in the first round
+  bool doubles = true;  // false: the first round only
+};
+// The table was read off the slack bench (2026-12-03): every step on every view run alone on the
+// instances the first search leaves showed that the view with relays and every stack joined, with
+// its edge holes taken, places most of them in hundredths of a second (48 of 68 within 0.01 s on
+// seeds 1000-, 150000-, 160000-), where the earlier sequence reached that view's edge holes only
+// after its own first search, fillers and hole choice; the rest of the table is in the order of
+// what each turn placed that those before it did not, side by side on seventeen blocks of the
+// bench (150000-210000, 250000-340000: 672 / 680 placed within 2 s against 666 / 680).
+constexpr Turn kTurns[] = {
+    {ViewKind::kAsGiven, Step::kSearch, 0, 100'000},  // places most problems at once
+    {ViewKind::kEveryStack, Step::kEdgeSearch, 1, 20'000},
+    {ViewKind::kEveryStack, Step::kEdgeHoles, 1, 20'000},
+    {ViewKind::kEveryStack, Step::kEdgeHoles, 0, 20'000},
+    {ViewKind::kAsGiven, Step::kEdgeHoles, 1, 20'000},
+    {ViewKind::kEveryStack, Step::kSearch, 0, 50'000},
+    {ViewKind::kReversedEveryStack, Step::kSearch, 0, 50'000},
+    {ViewKind::kStacksOfTwo, Step::kSearch, 0, 30'000},
+    {ViewKind::kEveryStack, Step::kHoles, 0, 20'000},
+    {ViewKind::kAsGiven, Step::kHoles, 0, 20'000},
+    {ViewKind::kStacksOfTwo, Step::kEdgeHoles, 1, 20'000},
+    {ViewKind::kReversedEveryStack, Step::kEdgeHoles, 0, 20'000},
+    {ViewKind::kReversedEveryStack, Step::kDeepSearch, 0, 50'000},  // guillotine 280019
+    {ViewKind::kEveryStack, Step::kDeepSearch, 1, 50'000},
+    {ViewKind::kReversedEveryStack, Step::kEdgeHoles, 1, 30'000},  // brick 290009
+    {ViewKind::kEveryStack, Step::kEdgeSearch, 0, 50'000},
+    {ViewKind::kAsGiven, Step::kFillers, 0, 60'000, false},
+};
+// The filler shapes (slack_fillers.h: the sweep, then the layers) and the edge readings (as read,
+// then without the candidates read at one open edge only whose height another candidate reads
+// there too).
 constexpr FillerShape kFillerShapes[] = {{.seed = 1}, {.seed = 0}};
-// The first, short decision search (a few hundredths of a second).
-constexpr int64_t kFirstNodes = 100'000;
-// The search that chooses its holes among candidates (slack_fillers.h), after the fillers: at
-// most this many nodes (0.03–0.1 s since the search's cost per node fell, 2026-12-02: three times
-// as many were neutral) and a tenth of the time left. Since 2026-12-03 it is the decision search
-// with hole candidates (decision_search.h), which bears more wrong candidates than the perfect
-// packing with them did (held-out seeds 150000-210000: 248 / 280 placed against 245 / 280).
-constexpr int64_t kHoleNodes = 200'000;
-// Rounds of edge holes (slack_fillers.h) before the packing that chooses the rest. The decision
-// search on the problem with them gets at most kReducedNodes (about 0.3–0.5 s; where it placed
-// an instance it took up to 2.1 M, mostly under 1 M) and half of the time left: without the
-// node limit it delayed the placements the long run finds early past 2 s (guillotine 40004,
-// 120015); with it, no instance of five blocks was lost.
-constexpr int kEdgeRounds = 3;
-constexpr int kReducedShare = 2;
-constexpr int64_t kReducedNodes = 1'000'000;
-// The edge holes are read twice where the readings differ: with the candidates read at one
-// edge only taken as they come, then with those left out whose height another candidate
-// reads at that edge too (an open end where a chain may be: brick 1007 placed, which the
-// first reading's holes keep out of reach).
 constexpr EdgeReading kEdgeReadings[] = {{}, {.ambiguous_open = false}};
-// The share of a decision's time each joined form of the problem gets first (after the short
-// search, with slack): an eighth placed as many as a half on the held-out seeds 150000-, and
-// lost none of the brick cuts that the problem's own early steps place; since the holes are
-// chosen by the decision search with candidates, a quarter places more (2026-12-03, side by
-// side, two runs each: 150000-210000 250 / 280 against 247 / 280; on the blocks first used
-// then, 220000-240000, 112.5 / 120 against 110 / 120; tight cuts 120 / 120 both).
-constexpr int kJoinedShare = 4;
-// The joined forms (stacks.h), each tried in turn with a share: relays and every stack (all the
-// buffers that alone share a lifetime) joined in up to kStackRounds turns, then relays and stacks
-// of two, then relays alone (each where it joins more than the next). 2026-12-03, side by side
-// on the slack bench: relays alone placed 251 / 280 of seeds 150000-210000 and 184 / 200 of the
-// held-out 250000-290000; with stacks of two first, 267 and 191 (one, three or eight rounds
-// within one instance of each other); with every stack first, 274 and 196.
-constexpr int kStackRounds = 3;
-// A joined form of a tight problem gets at most this many nodes of the perfect packing (about
-// 0.3 s): with stacks, where a pair lies apart in every placement, the packing of the form can
-// search its share out without a proof, and the next form would have placed the cut at once
-// (tight guillotine 5017: 3.25 s with stacks first, 337 nodes with relays alone). Where a form
+constexpr int kEdgeRounds = 3;            // rounds of edge holes (slack_fillers.h)
+constexpr int kStackRounds = 3;           // relays and stacks joined in turns (stacks.h), as in the joined views
+constexpr int64_t kFillerNodes = 60'000;  // a filler packing without a complete decision search
+// A joined view of a tight problem gets at most this many nodes of the perfect packing (about
+// 0.3 s): with stacks, where a pair lies apart in every placement, the packing of the view can
+// search its share out without a proof, and the next view would have placed the cut at once
+// (tight guillotine 5017: 3.25 s with stacks first, 337 nodes with relays alone). Where a view
 // placed a tight cut of the hard bench's 160, it took at most 150 000.
 constexpr int64_t kJoinedTightNodes = 1'000'000;
+// Without a complete decision search (alignments that do not divide the sizes): each joined view
+// gets this share of the time left for the offset-order search.
+constexpr int kJoinedShare = 4;
 
 Clock::time_point deadline_after(Clock::time_point now, double seconds) {
   const double capped = std::clamp(seconds, 0.0, 1e6);
   return now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(capped));
 }
 
-// Perfect packing when the capacity leaves no slack, a decision search with waste otherwise
-// (and when the problem is too large for the perfect-packing search), after a short
-// perfect packing with the slack as fillers. Each of `joined_forms` (the problem with some
-// buffers joined into blocks, stacks.h) gets an early turn.
-PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_point deadline,
-                         const std::function<void(int64_t)>& on_tick, std::span<const Blocks> joined_forms,
-                         int64_t tight_nodes = std::numeric_limits<int64_t>::max()) {
-  PlacementDecision decision;
-  // What on_tick gets from a search that starts after `before` nodes.
-  auto ticks_after = [&](int64_t before) -> std::function<void(int64_t)> {
-    return [&on_tick, before](int64_t nodes) {
-      if (on_tick) on_tick(before + nodes);
+bool is_joined(ViewKind kind) { return kind != ViewKind::kAsGiven; }
+
+// What one decision has found so far, and how it takes a placement of a view.
+class Decision {
+ public:
+  Decision(const Problem& problem, int64_t capacity, const std::function<void(int64_t)>& on_tick)
+      : problem_(problem), capacity_(capacity), on_tick_(on_tick) {}
+
+  // What a search that starts now reports to on_tick.
+  std::function<void(int64_t)> ticks() const {
+    return [this, before = result.nodes](int64_t nodes) {
+      if (on_tick_) on_tick_(before + nodes);
     };
-  };
-  const bool complete = decision_search_is_complete(problem);
-  // A decision search on `searched` (the problem, or the problem with holes added) until `until`.
-  auto run_search = [&](const Problem& searched, Clock::time_point until, int64_t max_nodes) {
-    const std::function<void(int64_t)> tick = ticks_after(decision.nodes);
-    DecisionResult result = complete ? decide_placement(searched, capacity, until, tick, max_nodes)
-                                     : decide_in_offset_order(searched, capacity, until, tick);
-    decision.nodes += result.nodes;
-    decision.restarts += result.restarts;
-    return result;
-  };
-  // Takes the offsets of a placement of the problem's buffers (holes after them are dropped)
-  // when it is one within the capacity.
-  auto take = [&](std::vector<int64_t> offsets) {
-    offsets.resize(problem.buffers.size());
-    Solution placed{.offsets = std::move(offsets)};
-    placed.arena_bytes = arena_bytes(problem, placed.offsets);
-    if (placed.arena_bytes > capacity || find_violation(problem, placed)) return false;
-    decision.outcome = DecisionResult::Outcome::kFound;
-    decision.solution = std::move(placed);
+  }
+  template <class SearchResult>
+  void count(const SearchResult& searched) {
+    result.nodes += searched.nodes;
+    result.restarts += searched.restarts;
+  }
+  // Takes the offsets of a placement of the view's buffers (holes after them are dropped) when
+  // they map to a placement of the problem within the capacity.
+  bool take(const Blocks& view, std::vector<int64_t> offsets) {
+    offsets.resize(view.joined.buffers.size());
+    Solution placed{.offsets = block_offsets(view, offsets)};
+    placed.arena_bytes = arena_bytes(problem_, placed.offsets);
+    if (placed.arena_bytes > capacity_ || find_violation(problem_, placed)) return false;
+    result.outcome = DecisionResult::Outcome::kFound;
+    result.solution = std::move(placed);
     return true;
+  }
+  PlacementDecision result;
+
+ private:
+  const Problem& problem_;
+  int64_t capacity_;
+  const std::function<void(int64_t)>& on_tick_;
+};
+
+// The problem at a capacity that leaves no slack: each joined view (stacks.h) first, with at most
+// kJoinedTightNodes of the perfect packing (where buffers hand their bytes on or lie one on
+// another, one offset for the block takes most of the search away: tight guillotine cuts the
+// search was slow on place in hundredths of a second), then the perfect packing of the problem.
+PlacementDecision pack_tight(const Problem& problem, int64_t capacity, Clock::time_point deadline,
+                             const std::function<void(int64_t)>& on_tick, std::span<const View> views) {
+  Decision d(problem, capacity, on_tick);
+  for (const View& view : views) {
+    if (!is_joined(view.kind) || view.kind == ViewKind::kReversedEveryStack) continue;
+    PerfectPackingResult packing =
+        find_perfect_packing(view.blocks.joined, capacity, deadline, d.ticks(), kJoinedTightNodes);
+    d.count(packing);
+    if (packing.outcome == PerfectPackingResult::Outcome::kFound && d.take(view.blocks, std::move(packing.offsets)))
+      return std::move(d.result);
+  }
+  PerfectPackingResult packing = find_perfect_packing(problem, capacity, deadline, d.ticks());
+  d.count(packing);
+  switch (packing.outcome) {
+    case PerfectPackingResult::Outcome::kFound:
+      d.result.outcome = DecisionResult::Outcome::kFound;
+      d.result.solution = Solution{.offsets = std::move(packing.offsets)};
+      break;
+    case PerfectPackingResult::Outcome::kInfeasible:
+      d.result.outcome = DecisionResult::Outcome::kInfeasible;
+      break;
+    default:
+      break;
+  }
+  return std::move(d.result);
+}
+
+// What a decision reads from one view at its capacity, each part when a turn first needs it.
+struct ViewReadings;
+struct ViewReadings {
+  bool complete = false;                     // whether the decision search is complete on the view
+  std::optional<std::vector<Buffer>> holes;  // slack_hole_candidates
+  std::optional<EdgeHoles> edge[std::size(kEdgeReadings)];
+  bool edge_repeats[std::size(kEdgeReadings)] = {};  // the reading takes no edge hole, or the same as the one before
+  std::optional<std::optional<Problem>> filled[std::size(kFillerShapes)];
+  struct Deep {
+    Blocks joined;   // the view with its edge holes, joined
+    EdgeHoles edge;  // that with its own edge holes
   };
-  // The decision search on the problem itself: its outcome is the decision's.
-  auto search = [&](int64_t max_nodes) {
-    DecisionResult result = run_search(problem, deadline, max_nodes);
-    decision.outcome = result.outcome;
-    if (result.outcome == DecisionResult::Outcome::kFound)
-      decision.solution = Solution{.offsets = std::move(result.offsets)};
-    return result.outcome != DecisionResult::Outcome::kUnknown;
+  std::optional<std::optional<Deep>> deep[std::size(kEdgeReadings)];
+};
+
+// Perfect packing when the capacity leaves no slack; with slack, the turns of kTurns in rounds
+// (the decision search with waste, and the steps that guess the holes a placement leaves, on the
+// problem and its views), or, where alignments that do not divide the sizes keep the decision
+// search from being complete, the filler packings and the offset-order search.
+PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_point deadline,
+                         const std::function<void(int64_t)>& on_tick, std::span<const View> views) {
+  if (is_tight(problem, capacity)) {
+    PlacementDecision tight = pack_tight(problem, capacity, deadline, on_tick, views);
+    if (tight.outcome != DecisionResult::Outcome::kUnknown || Clock::now() >= deadline) return tight;
+  }
+  Decision d(problem, capacity, on_tick);
+  std::vector<ViewReadings> readings(views.size());
+  for (size_t v = 0; v < views.size(); ++v) readings[v].complete = decision_search_is_complete(views[v].blocks.joined);
+  const bool complete = readings[0].complete;
+  auto filled = [&](size_t v, int shape) -> const std::optional<Problem>& {
+    auto& slot = readings[v].filled[shape];
+    if (!slot) {
+      std::optional<Problem> f = with_slack_fillers(views[v].blocks.joined, capacity, kFillerShapes[shape]);
+      if (f && !is_tight(*f, capacity)) f.reset();
+      slot = std::move(f);
+    }
+    return *slot;
   };
-  // The decision search that chooses holes among candidates (no position left empty besides),
-  // on a share of the time left; not finding a placement proves nothing.
-  auto choose_holes = [&](const Problem& searched, const std::vector<Buffer>& holes, int64_t max_nodes) {
-    const Clock::time_point now = Clock::now();
-    DecisionResult chosen = decide_placement_with_holes(
-        searched, holes, capacity, now + (deadline - now) / kFillerShare, ticks_after(decision.nodes), max_nodes);
-    decision.nodes += chosen.nodes;
-    decision.restarts += chosen.restarts;
-    return chosen.outcome == DecisionResult::Outcome::kFound && take(std::move(chosen.offsets));
+  auto holes = [&](size_t v) -> const std::vector<Buffer>& {
+    if (!readings[v].holes) readings[v].holes = slack_hole_candidates(views[v].blocks.joined, capacity);
+    return *readings[v].holes;
   };
-  auto accept = [&](PerfectPackingResult& packing) {
-    decision.nodes += packing.nodes;
-    decision.restarts += packing.restarts;
-    return packing.outcome == PerfectPackingResult::Outcome::kFound && take(std::move(packing.offsets));
+  // The edge holes of every reading (read together, so a reading that takes the same holes as one
+  // before it is left out).
+  auto edge = [&](size_t v, int reading) -> const EdgeHoles* {
+    ViewReadings& r = readings[v];
+    if (!r.edge[0]) {
+      const size_t own = views[v].blocks.joined.buffers.size();
+      auto same = [own](const EdgeHoles& x, const EdgeHoles& y) {
+        const std::vector<Buffer>& a = x.problem.buffers;
+        const std::vector<Buffer>& b = y.problem.buffers;
+        return a.size() == b.size() &&
+               std::equal(a.begin() + own, a.end(), b.begin() + own, [](const Buffer& p, const Buffer& q) {
+                 return p.lower == q.lower && p.upper == q.upper && p.size == q.size;
+               });
+      };
+      for (size_t k = 0; k < std::size(kEdgeReadings); ++k) {
+        r.edge[k] = with_edge_holes(views[v].blocks.joined, capacity, holes(v), kEdgeRounds, kEdgeReadings[k]);
+        r.edge_repeats[k] = r.edge[k]->problem.buffers.size() == own;
+        for (size_t before = 0; before < k && !r.edge_repeats[k]; ++before)
+          r.edge_repeats[k] = same(*r.edge[before], *r.edge[k]);
+      }
+    }
+    return r.edge_repeats[reading] ? nullptr : &*r.edge[reading];
   };
-  // The problem's joined forms (stacks.h), each on a share of the time left: where buffers hand
-  // their bytes on or lie one on another, one offset for the block takes most of the search away
-  // (tight guillotine cuts the search was slow on place in hundredths of a second). Tried once,
-  // before the perfect packing (tight) or after the first short search (with slack); a form
-  // without a placement proves nothing.
-  size_t joined_next = 0;  // the next of joined_forms to try
-  auto joined_places = [&] {
-    for (; joined_next < joined_forms.size(); ++joined_next) {
-      const Blocks& blocks = joined_forms[joined_next];
-      const Clock::time_point now = Clock::now();
-      const PlacementDecision joined = decide(blocks.joined, capacity, now + (deadline - now) / kJoinedShare,
-                                              ticks_after(decision.nodes), {}, kJoinedTightNodes);
-      decision.nodes += joined.nodes;
-      decision.restarts += joined.restarts;
-      if (joined.solution && take(block_offsets(blocks, joined.solution->offsets))) return true;
+  auto deeper = [&](size_t v, int reading) -> const ViewReadings::Deep* {
+    auto& slot = readings[v].deep[reading];
+    if (!slot) {
+      slot.emplace();
+      if (const EdgeHoles* e = edge(v, reading)) {
+        Blocks joined = join_relays_and_stacks(e->problem, kStackRounds, e->problem.buffers.size());
+        if (joined.joins > 0) {
+          EdgeHoles again = with_edge_holes(joined.joined, capacity, slack_hole_candidates(joined.joined, capacity),
+                                            kEdgeRounds, kEdgeReadings[reading]);
+          if (again.problem.buffers.size() > joined.joined.buffers.size())
+            *slot = ViewReadings::Deep{std::move(joined), std::move(again)};
+        }
+      }
+    }
+    return *slot ? &**slot : nullptr;
+  };
+  auto found = [&](const Blocks& view, DecisionResult searched) {
+    d.count(searched);
+    return searched.outcome == DecisionResult::Outcome::kFound && d.take(view, std::move(searched.offsets));
+  };
+  // One turn with its node limit; true when the decision is made (a placement, or a proof).
+  auto take_turn = [&](size_t v, const Turn& turn, int64_t nodes) {
+    const Blocks& view = views[v].blocks;
+    const Problem& seen = view.joined;
+    switch (turn.step) {
+      case Step::kSearch: {
+        DecisionResult searched = decide_placement(seen, capacity, deadline, d.ticks(), nodes);
+        if (searched.outcome == DecisionResult::Outcome::kInfeasible && !is_joined(views[v].kind)) {
+          d.count(searched);
+          d.result.outcome = DecisionResult::Outcome::kInfeasible;  // a proof: the view has the problem's placements
+          return true;
+        }
+        return found(view, std::move(searched));
+      }
+      case Step::kFillers: {
+        const std::optional<Problem>& f = filled(v, turn.variant);
+        if (!f) return false;
+        PerfectPackingResult packing = find_perfect_packing(*f, capacity, deadline, d.ticks(), nodes);
+        d.count(packing);
+        return packing.outcome == PerfectPackingResult::Outcome::kFound && d.take(view, std::move(packing.offsets));
+      }
+      case Step::kHoles:
+        return found(view, decide_placement_with_holes(seen, holes(v), capacity, deadline, d.ticks(), nodes));
+      case Step::kEdgeHoles: {
+        const EdgeHoles* e = edge(v, turn.variant);
+        return e && found(view,
+                          decide_placement_with_holes(e->problem, e->candidates, capacity, deadline, d.ticks(), nodes));
+      }
+      case Step::kEdgeSearch: {
+        const EdgeHoles* e = edge(v, turn.variant);
+        return e && found(view, decide_placement(e->problem, capacity, deadline, d.ticks(), nodes));
+      }
+      case Step::kDeepSearch: {
+        const auto* deep = deeper(v, turn.variant);
+        if (!deep) return false;
+        DecisionResult searched = decide_placement(deep->edge.problem, capacity, deadline, d.ticks(), nodes);
+        d.count(searched);
+        if (searched.outcome != DecisionResult::Outcome::kFound) return false;
+        searched.offsets.resize(deep->joined.joined.buffers.size());
+        return d.take(view, block_offsets(deep->joined, searched.offsets));
+      }
     }
     return false;
   };
-  if (is_tight(problem, capacity)) {
-    if (joined_places()) return decision;
-    PerfectPackingResult packing =
-        find_perfect_packing(problem, capacity, deadline, ticks_after(decision.nodes), tight_nodes);
-    decision.nodes += packing.nodes;
-    decision.restarts += packing.restarts;
-    switch (packing.outcome) {
-      case PerfectPackingResult::Outcome::kFound:
-        decision.outcome = DecisionResult::Outcome::kFound;
-        decision.solution = Solution{.offsets = std::move(packing.offsets)};
-        return decision;
-      case PerfectPackingResult::Outcome::kInfeasible:
-        decision.outcome = DecisionResult::Outcome::kInfeasible;
-        return decision;
-      case PerfectPackingResult::Outcome::kTimeout:
-        return decision;
-      case PerfectPackingResult::Outcome::kNotApplicable:
-        break;
-    }
-  }
-  // With slack: a short decision search first (most problems it places at once), then a
-  // short perfect packing for each shape of the slack as fillers (slack_fillers.h: it finds some
-  // placements at once that the search with waste drowns in; not finding one proves
-  // nothing), then a short search that chooses its holes among the rectangles of many such
-  // shapes (held-out seeds 60000-: 23 / 40 placed within 2 s against 21 / 40 without it), then
-  // the problem with the edge holes taken as buffers (the candidates whose heights the buffers
-  // beside their edges give): a short search among the candidates of the slack they leave,
-  // then the decision search on it for at most a million nodes and half of the time left
-  // (held-out seeds 120000-, 130000-, 140000-: 100 / 120 placed within 2 s against 86 / 120
-  // without the two; failing there proves nothing, an edge hole may be wrong),
-  // then the decision search on the problem itself with the rest. The well search is the
-  // stronger; where alignments keep it from being complete, the offset-order search
-  // (complete with any alignment) decides, without the first short run.
-  if (complete && search(kFirstNodes)) return decision;
-  if (joined_places()) return decision;
-  for (const FillerShape& shape : kFillerShapes) {
-    if (Clock::now() >= deadline) return decision;
-    const std::optional<Problem> filled = with_slack_fillers(problem, capacity, shape);
-    if (!filled || !is_tight(*filled, capacity)) continue;
-    const Clock::time_point now = Clock::now();
-    PerfectPackingResult packing =
-        find_perfect_packing(*filled, capacity, now + (deadline - now) / kFillerShare, on_tick, kFillerNodes);
-    if (accept(packing)) return decision;
-  }
-  if (complete && Clock::now() < deadline) {
-    const std::vector<Buffer> holes = slack_hole_candidates(problem, capacity);
-    if (choose_holes(problem, holes, kHoleNodes)) return decision;
-    std::vector<std::tuple<int64_t, int64_t, int64_t>> tried;  // the edge holes of the reading before
-    for (const EdgeReading& reading : kEdgeReadings) {
-      const EdgeHoles edge = with_edge_holes(problem, capacity, holes, kEdgeRounds, reading);
-      std::vector<std::tuple<int64_t, int64_t, int64_t>> taken;
-      for (size_t k = problem.buffers.size(); k < edge.problem.buffers.size(); ++k) {
-        const Buffer& b = edge.problem.buffers[k];
-        taken.emplace_back(b.lower, b.upper, b.size);
+  if (!complete) {
+    // The filler packings of every view, then the offset-order search (complete with any
+    // alignment) on each joined view with a share of the time left, then on the problem.
+    for (size_t v = 0; v < views.size(); ++v) {
+      for (int shape = 0; shape < static_cast<int>(std::size(kFillerShapes)); ++shape) {
+        if (Clock::now() >= deadline) return std::move(d.result);
+        if (take_turn(v, {views[v].kind, Step::kFillers, shape}, kFillerNodes)) return std::move(d.result);
       }
-      if (taken.empty() || taken == tried) continue;
-      tried = std::move(taken);
-      if (Clock::now() < deadline && choose_holes(edge.problem, edge.candidates, kHoleNodes)) return decision;
-      if (Clock::now() < deadline) {
-        const Clock::time_point later = Clock::now();
-        DecisionResult reduced = run_search(edge.problem, later + (deadline - later) / kReducedShare, kReducedNodes);
-        if (reduced.outcome == DecisionResult::Outcome::kFound && take(std::move(reduced.offsets))) return decision;
+    }
+    for (size_t v = 0; v < views.size(); ++v) {
+      if (!is_joined(views[v].kind)) continue;
+      const Clock::time_point now = Clock::now();
+      if (found(views[v].blocks, decide_in_offset_order(views[v].blocks.joined, capacity,
+                                                        now + (deadline - now) / kJoinedShare, d.ticks())))
+        return std::move(d.result);
+    }
+    DecisionResult searched = decide_in_offset_order(problem, capacity, deadline, d.ticks());
+    d.count(searched);
+    d.result.outcome = searched.outcome;
+    if (searched.outcome == DecisionResult::Outcome::kFound)
+      d.result.solution = Solution{.offsets = std::move(searched.offsets)};
+    return std::move(d.result);
+  }
+  for (int round = 0; Clock::now() < deadline; ++round) {
+    for (const Turn& turn : kTurns) {
+      if (Clock::now() >= deadline) break;
+      for (size_t v = 0; v < views.size(); ++v) {
+        if (views[v].kind != turn.view) continue;
+        if (turn.step != Step::kFillers && !readings[v].complete) continue;
+        if (round > 0 && !turn.doubles) continue;
+        const int64_t nodes = round >= 30 ? std::numeric_limits<int64_t>::max() : turn.nodes << round;
+        if (take_turn(v, turn, nodes)) return std::move(d.result);
       }
     }
   }
-  search(std::numeric_limits<int64_t>::max());
-  return decision;
-}
-
-// The problem's joined forms, each tried only where it joins more than the next: relays and every
-// stack, relays and stacks of two, relays alone. They do not depend on the capacity, so a plan
-// builds them once for all its decisions.
-std::vector<Blocks> joined_forms_of(const Problem& problem) {
-  std::vector<Blocks> forms;
-  for (Blocks form : {join_relays_and_stacks(problem, kStackRounds, problem.buffers.size()),
-                      join_relays_and_stacks(problem, kStackRounds), join_relays_and_stacks(problem, 0)}) {
-    if (form.joins > 0 && (forms.empty() || form.joins < forms.back().joins)) forms.push_back(std::move(form));
-  }
-  return forms;
+  return std::move(d.result);
 }
 
 }  // namespace
@@ -240,7 +334,7 @@ std::vector<Blocks> joined_forms_of(const Problem& problem) {
 PlacementDecision decide_within(const Problem& problem, int64_t capacity, double time_budget_seconds) {
   if (has_fixed_offsets(problem)) fail("the exact search does not take fixed offsets");
   PlacementDecision decision =
-      decide(problem, capacity, deadline_after(Clock::now(), time_budget_seconds), {}, joined_forms_of(problem));
+      decide(problem, capacity, deadline_after(Clock::now(), time_budget_seconds), {}, views_of(problem));
   if (decision.solution) {
     Solution& s = *decision.solution;
     s.arena_bytes = arena_bytes(problem, s.offsets);
@@ -285,11 +379,11 @@ ExactResult plan_exact(const Problem& problem, const ExactOptions& options, cons
                          .best_arena = best.arena_bytes,
                          .lower_bound = st.proven_bound});
   };
-  const std::vector<Blocks> joined_forms = joined_forms_of(problem);
+  const std::vector<View> views = views_of(problem);
   // Decides one capacity before `probe_deadline`; returns whether it was decided.
   auto probe = [&](int64_t capacity, Clock::time_point probe_deadline) {
     ++st.probes;
-    PlacementDecision d = decide(problem, capacity, probe_deadline, on_tick, joined_forms);
+    PlacementDecision d = decide(problem, capacity, probe_deadline, on_tick, views);
     st.nodes += d.nodes;
     st.restarts += d.restarts;
     switch (d.outcome) {

@@ -6,21 +6,21 @@
 //
 // Each decision is taken by the search that suits the capacity's slack: a tight capacity
 // (every section of time exactly full, as in instances cut from a rectangle) goes to the
-// perfect-packing search (perfect_packing.h), which may demand that no byte is wasted; any
+// perfect-packing search (perfect_packing.h), which may demand that no byte is wasted (first on
+// each joined view, at most a million nodes each); any
 // other to the decision search with waste (decision_search.h), or, where alignments that do
 // not divide the sizes keep that one from being complete, to the offset-order search
-// (offset_order_search.h). With slack, the decision search first runs 100 000 nodes; then a
-// perfect packing of the problem with its slack as fillers (slack_fillers.h) gets 60 000
-// nodes (at most a tenth of the time) for each of two filler shapes, then the decision search
-// that chooses its holes among many shapes' rectangles (decide_placement_with_holes) 200 000,
-// then the problem with the holes its buffers' edges give (twice, where two readings differ) —
-// a placement they find is kept, a failure proves nothing — and the decision search runs again
-// with the rest. Before all of it (after the first 100 000 nodes, with slack), a quarter of the
-// time left goes to the same on the problem with its relays and stacks joined (stacks.h:
-// buffers that hand their bytes on to one of their own size, buffers that alone share a
-// lifetime, one offset per block), then a quarter of what is left to the same with stacks of
-// two only, and of what is left then to relays alone (relays.h); a placement found is one of the
-// problem, a failure proves nothing.
+// (offset_order_search.h). With slack, the decision takes turns in rounds (exact.cpp's table):
+// each turn one step on one view of the problem (views.h: as given, with relays and stacks
+// joined into blocks, reversed in time and joined) with a node limit that doubles from round to
+// round — the decision search itself; the decision search with the holes read from the
+// buffers' edges (slack_fillers.h) taken as buffers, or choosing its holes among candidates; the
+// same on that problem joined again; a perfect packing with the slack as fillers. The decision
+// search on the problem as given comes first, with 100 000 nodes (most problems it places at
+// once), and its failure where it is complete proves there is no placement; a placement found in
+// any view is one of the problem, a failure there proves nothing. Without a complete decision
+// search, the filler packings and then the offset-order search on each joined view (a quarter of
+// the time left each) and on the problem decide.
 //
 // Limits: problems with fixed offsets, or more than `max_search_buffers` buffers, get the
 // greedy result. See docs/benchmarks.md, "Placement", for the shares solved within budget.
