@@ -234,62 +234,79 @@ PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_p
       if (const EdgeHoles* e = edge(v, reading)) {
         Blocks joined = join_relays_and_stacks(e->problem, kStackRounds, e->problem.buffers.size());
         if (joined.joins > 0) {
+          // Read again (where the joined problem gives no new edge hole, it is searched as it is).
           EdgeHoles again = with_edge_holes(joined.joined, capacity, slack_hole_candidates(joined.joined, capacity),
                                             kEdgeRounds, kEdgeReadings[reading]);
-          if (again.problem.buffers.size() > joined.joined.buffers.size())
-            *slot = ViewReadings::Deep{std::move(joined), std::move(again)};
+          *slot = ViewReadings::Deep{std::move(joined), std::move(again)};
         }
       }
     }
     return *slot ? &**slot : nullptr;
   };
-  auto found = [&](const Blocks& view, DecisionResult searched) {
-    d.count(searched);
-    return searched.outcome == DecisionResult::Outcome::kFound && d.take(view, std::move(searched.offsets));
+  // How a turn ended: the decision made, the turn stopped by its node limit or the deadline (a
+  // later round may go further), or the turn searched out without a placement (no later round
+  // will find one: the step is deterministic, and a bigger node limit repeats the same search).
+  enum class TurnEnd { kDecided, kStopped, kSearchedOut };
+  auto ended = [&](bool placed, bool ended_on_its_own, int64_t nodes_used, int64_t nodes) {
+    if (placed) return TurnEnd::kDecided;
+    if (ended_on_its_own || (nodes_used < nodes && Clock::now() < deadline)) return TurnEnd::kSearchedOut;
+    return TurnEnd::kStopped;
   };
-  // One turn with its node limit; true when the decision is made (a placement, or a proof).
+  // How a decision search on a view (or on the view with holes after its buffers) ended.
+  auto search_ended = [&](const Blocks& blocks, DecisionResult result, int64_t nodes) {
+    d.count(result);
+    const bool placed = result.outcome == DecisionResult::Outcome::kFound;
+    const bool taken = placed && d.take(blocks, std::move(result.offsets));
+    return ended(taken, placed || result.outcome == DecisionResult::Outcome::kInfeasible, result.nodes, nodes);
+  };
   auto take_turn = [&](size_t v, const Turn& turn, int64_t nodes) {
     const Blocks& view = views[v].blocks;
     const Problem& seen = view.joined;
     switch (turn.step) {
       case Step::kSearch: {
-        DecisionResult searched = decide_placement(seen, capacity, deadline, d.ticks(), nodes);
-        if (searched.outcome == DecisionResult::Outcome::kInfeasible && !is_joined(views[v].kind)) {
-          d.count(searched);
+        DecisionResult result = decide_placement(seen, capacity, deadline, d.ticks(), nodes);
+        if (result.outcome == DecisionResult::Outcome::kInfeasible && !is_joined(views[v].kind)) {
+          d.count(result);
           d.result.outcome = DecisionResult::Outcome::kInfeasible;  // a proof: the view has the problem's placements
-          return true;
+          return TurnEnd::kDecided;
         }
-        return found(view, std::move(searched));
+        return search_ended(view, std::move(result), nodes);
       }
       case Step::kFillers: {
         const std::optional<Problem>& f = filled(v, turn.variant);
-        if (!f) return false;
+        if (!f) return TurnEnd::kSearchedOut;
         PerfectPackingResult packing = find_perfect_packing(*f, capacity, deadline, d.ticks(), nodes);
         d.count(packing);
-        return packing.outcome == PerfectPackingResult::Outcome::kFound && d.take(view, std::move(packing.offsets));
+        const bool placed = packing.outcome == PerfectPackingResult::Outcome::kFound;
+        return ended(placed && d.take(view, std::move(packing.offsets)),
+                     placed || packing.outcome != PerfectPackingResult::Outcome::kTimeout, packing.nodes, nodes);
       }
       case Step::kHoles:
-        return found(view, decide_placement_with_holes(seen, holes(v), capacity, deadline, d.ticks(), nodes));
+        return search_ended(view, decide_placement_with_holes(seen, holes(v), capacity, deadline, d.ticks(), nodes),
+                            nodes);
       case Step::kEdgeHoles: {
         const EdgeHoles* e = edge(v, turn.variant);
-        return e && found(view,
-                          decide_placement_with_holes(e->problem, e->candidates, capacity, deadline, d.ticks(), nodes));
+        if (!e) return TurnEnd::kSearchedOut;
+        return search_ended(
+            view, decide_placement_with_holes(e->problem, e->candidates, capacity, deadline, d.ticks(), nodes), nodes);
       }
       case Step::kEdgeSearch: {
         const EdgeHoles* e = edge(v, turn.variant);
-        return e && found(view, decide_placement(e->problem, capacity, deadline, d.ticks(), nodes));
+        if (!e) return TurnEnd::kSearchedOut;
+        return search_ended(view, decide_placement(e->problem, capacity, deadline, d.ticks(), nodes), nodes);
       }
       case Step::kDeepSearch: {
         const auto* deep = deeper(v, turn.variant);
-        if (!deep) return false;
-        DecisionResult searched = decide_placement(deep->edge.problem, capacity, deadline, d.ticks(), nodes);
-        d.count(searched);
-        if (searched.outcome != DecisionResult::Outcome::kFound) return false;
-        searched.offsets.resize(deep->joined.joined.buffers.size());
-        return d.take(view, block_offsets(deep->joined, searched.offsets));
+        if (!deep) return TurnEnd::kSearchedOut;
+        DecisionResult result = decide_placement(deep->edge.problem, capacity, deadline, d.ticks(), nodes);
+        if (result.outcome == DecisionResult::Outcome::kFound) {
+          result.offsets.resize(deep->joined.joined.buffers.size());
+          result.offsets = block_offsets(deep->joined, result.offsets);
+        }
+        return search_ended(view, std::move(result), nodes);
       }
     }
-    return false;
+    return TurnEnd::kSearchedOut;
   };
   if (!complete) {
     // The filler packings of every view, then the offset-order search (complete with any
@@ -297,14 +314,16 @@ PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_p
     for (size_t v = 0; v < views.size(); ++v) {
       for (int shape = 0; shape < static_cast<int>(std::size(kFillerShapes)); ++shape) {
         if (Clock::now() >= deadline) return std::move(d.result);
-        if (take_turn(v, {views[v].kind, Step::kFillers, shape}, kFillerNodes)) return std::move(d.result);
+        if (take_turn(v, {views[v].kind, Step::kFillers, shape}, kFillerNodes) == TurnEnd::kDecided)
+          return std::move(d.result);
       }
     }
     for (size_t v = 0; v < views.size(); ++v) {
       if (!is_joined(views[v].kind)) continue;
       const Clock::time_point now = Clock::now();
-      if (found(views[v].blocks, decide_in_offset_order(views[v].blocks.joined, capacity,
-                                                        now + (deadline - now) / kJoinedShare, d.ticks())))
+      const DecisionResult result =
+          decide_in_offset_order(views[v].blocks.joined, capacity, now + (deadline - now) / kJoinedShare, d.ticks());
+      if (search_ended(views[v].blocks, result, std::numeric_limits<int64_t>::max()) == TurnEnd::kDecided)
         return std::move(d.result);
     }
     DecisionResult searched = decide_in_offset_order(problem, capacity, deadline, d.ticks());
@@ -314,17 +333,24 @@ PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_p
       d.result.solution = Solution{.offsets = std::move(searched.offsets)};
     return std::move(d.result);
   }
+  std::vector<bool> searched_out(std::size(kTurns) * views.size(), false);  // per turn and view
   for (int round = 0; Clock::now() < deadline; ++round) {
-    for (const Turn& turn : kTurns) {
-      if (Clock::now() >= deadline) break;
+    bool any = false;
+    for (size_t t = 0; t < std::size(kTurns); ++t) {
+      const Turn& turn = kTurns[t];
+      if (round > 0 && !turn.doubles) continue;
       for (size_t v = 0; v < views.size(); ++v) {
-        if (views[v].kind != turn.view) continue;
+        if (Clock::now() >= deadline) return std::move(d.result);
+        if (views[v].kind != turn.view || searched_out[t * views.size() + v]) continue;
         if (turn.step != Step::kFillers && !readings[v].complete) continue;
-        if (round > 0 && !turn.doubles) continue;
         const int64_t nodes = round >= 30 ? std::numeric_limits<int64_t>::max() : turn.nodes << round;
-        if (take_turn(v, turn, nodes)) return std::move(d.result);
+        const TurnEnd end = take_turn(v, turn, nodes);
+        if (end == TurnEnd::kDecided) return std::move(d.result);
+        searched_out[t * views.size() + v] = end == TurnEnd::kSearchedOut;
+        any = true;
       }
     }
+    if (!any) break;  // every turn searched out: nothing more to find
   }
   return std::move(d.result);
 }
