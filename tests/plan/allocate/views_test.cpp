@@ -3,7 +3,8 @@
 // the next; a placement of any view maps back to one of the problem. And what the turns over the
 // views buy: a guillotine cut with slack (slack bench seed 280019) that the earlier sequence of
 // steps left unplaced within 2 s is placed in the reversed, joined view after its edge holes
-// are taken, joined again and read again — and decide_within places it.
+// are taken, joined again and read again — and decide_within places it, after the same nodes
+// whatever its budget.
 #include "memledger/plan/allocate/views.h"
 
 #include <gtest/gtest.h>
@@ -129,6 +130,12 @@ TEST(AllocateViews, AViewJoinedAgainAfterItsEdgeHolesPlacesAGuillotineCut) {
   EXPECT_EQ(decided.outcome, DecisionResult::Outcome::kFound);
   testing::checked_plan(h.problem, decided.solution->offsets, "decide_within");
   EXPECT_LE(decided.solution->arena_bytes, h.capacity);
+  // The turns depend on node counts only: a budget three times as long finds the same placement
+  // after the same nodes.
+  const PlacementDecision longer = decide_within(h.problem, h.capacity, 180.0);
+  ASSERT_TRUE(longer.solution.has_value());
+  EXPECT_EQ(longer.nodes, decided.nodes);
+  EXPECT_EQ(longer.solution->offsets, decided.solution->offsets);
 }
 
 }  // namespace
