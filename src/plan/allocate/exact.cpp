@@ -17,6 +17,7 @@
 #include "memledger/plan/allocate/stacks.h"
 #include "memledger/plan/allocate/validate.h"
 #include "memledger/plan/allocate/views.h"
+#include "view_readings.h"
 
 namespace memledger::allocate {
 namespace {
@@ -26,21 +27,21 @@ using Clock = std::chrono::steady_clock;
 // The turns of a decision with slack (see decide): each a step on one view of the problem
 // (views.h) with a node limit, all of them in rounds, the limits doubling from round to round. A
 // turn that finds nothing proves nothing, save the decision search on the problem as given,
-// where it is complete. Each round repeats the last one's work before going further (at
-// most twice the time a turn's own placement takes), and nothing depends on the budget, so a
-// longer budget changes nothing that happens before a shorter one would have ended.
+// where it is complete. Each round repeats the last one's work before going further (at most
+// twice the time a turn's own placement takes), and nothing depends on the budget, so a longer
+// budget changes nothing that happens before a shorter one would have ended.
 enum class Step {
-  kSearch,      // the decision search (decision_search.h)
-  kFillers,     // a perfect packing with the slack as fillers of one shape (slack_fillers.h)
-  kHoles,       // the decision search that chooses its holes among candidates
-  kEdgeHoles,   // the same on the view with the holes its buffers' edges give as buffers (one reading)
-  kEdgeSearch,  // the decision search on the view with its edge holes
-  kDeepSearch,  // the same after joining that problem again (holes too) and taking its edge holes
+  kSearch,          // the decision search (decision_search.h)
+  kFillers,         // a perfect packing with the slack as fillers of one shape (slack_fillers.h)
+  kHoleChoice,      // the decision search that chooses its holes among candidates
+  kEdgeHoleChoice,  // the same on the view with the holes its buffers' edges give as buffers
+  kEdgeSearch,      // the decision search on the view with its edge holes
+  kDeepSearch,      // the same after joining that problem again (holes too) and reading it again
 };
 struct Turn {
   ViewKind view;
   Step step;
-  int variant = 0;    // kFillers: the shape; kEdgeHoles, kEdgeSearch, kDeepSearch: the reading
+  int variant = 0;    // kFillers: the shape; the edge steps: the reading (view_readings.h)
   int64_t nodes = 0;  // in the first round
   int rounds = 0;     // the rounds it takes part in (0: every round)
 };
@@ -52,44 +53,39 @@ struct Turn {
 // what each turn placed that those before it did not, side by side on seventeen blocks of the
 // bench (150000-210000, 250000-340000: 672 / 680 placed within 2 s against 666 / 680). Turns that
 // placed nothing after the first round (of 909 placements on 23 blocks, all but 7 came in it) take
-// part in two or three rounds only, so the later rounds are cheaper and reach further for the
-// turns that keep doubling (871 / 880 against 870 on 22 blocks).
+// part in one to three rounds only, so the later rounds are cheaper and reach further for the
+// turns that keep doubling (871 / 880 against 870 on 22 blocks). A turn whose reading takes the
+// same edge holes as an earlier turn's of its view and step is left out.
 constexpr Turn kTurns[] = {
     {ViewKind::kAsGiven, Step::kSearch, 0, 100'000},  // places most problems at once
     {ViewKind::kEveryStack, Step::kEdgeSearch, 1, 20'000},
-    {ViewKind::kEveryStack, Step::kEdgeHoles, 1, 20'000},
-    {ViewKind::kEveryStack, Step::kEdgeHoles, 0, 20'000},
-    {ViewKind::kAsGiven, Step::kEdgeHoles, 1, 20'000, 2},
+    {ViewKind::kEveryStack, Step::kEdgeHoleChoice, 1, 20'000},
+    {ViewKind::kEveryStack, Step::kEdgeHoleChoice, 0, 20'000},
+    {ViewKind::kAsGiven, Step::kEdgeHoleChoice, 1, 20'000, 2},
     {ViewKind::kEveryStack, Step::kSearch, 0, 50'000, 3},
     {ViewKind::kReversedEveryStack, Step::kSearch, 0, 50'000, 3},
     {ViewKind::kStacksOfTwo, Step::kSearch, 0, 30'000, 2},
-    {ViewKind::kEveryStack, Step::kHoles, 0, 20'000, 2},
-    {ViewKind::kAsGiven, Step::kHoles, 0, 20'000, 2},
-    {ViewKind::kStacksOfTwo, Step::kEdgeHoles, 1, 20'000, 2},
-    {ViewKind::kReversedEveryStack, Step::kEdgeHoles, 0, 20'000, 2},
+    {ViewKind::kEveryStack, Step::kHoleChoice, 0, 20'000, 2},
+    {ViewKind::kAsGiven, Step::kHoleChoice, 0, 20'000, 2},
+    {ViewKind::kStacksOfTwo, Step::kEdgeHoleChoice, 1, 20'000, 2},
+    {ViewKind::kReversedEveryStack, Step::kEdgeHoleChoice, 0, 20'000, 2},
     {ViewKind::kReversedEveryStack, Step::kDeepSearch, 0, 50'000},  // guillotine 280019
     {ViewKind::kEveryStack, Step::kDeepSearch, 1, 50'000, 2},
-    {ViewKind::kReversedEveryStack, Step::kEdgeHoles, 1, 30'000},  // brick 290009
-    {ViewKind::kEveryStack, Step::kEdgeSearch, 0, 50'000},         // brick 320009 (at 9 s)
-    {ViewKind::kAsGiven, Step::kFillers, 0, 60'000, 1},
+    {ViewKind::kReversedEveryStack, Step::kEdgeHoleChoice, 1, 30'000},  // brick 290009
+    {ViewKind::kEveryStack, Step::kEdgeSearch, 0, 50'000},              // brick 320009 (at 9 s)
+    {ViewKind::kAsGiven, Step::kFillers, 0, 60'000, 1},                 // the sweep's fillers
 };
-// The filler shapes (slack_fillers.h: the sweep, then the layers) and the edge readings (as read,
-// then without the candidates read at one open edge only whose height another candidate reads
-// there too).
-constexpr FillerShape kFillerShapes[] = {{.seed = 1}, {.seed = 0}};
-constexpr EdgeReading kEdgeReadings[] = {{}, {.ambiguous_open = false}};
-constexpr int kEdgeRounds = 3;            // rounds of edge holes (slack_fillers.h)
-constexpr int kStackRounds = 3;           // relays and stacks joined in turns (stacks.h), as in the joined views
-constexpr int64_t kFillerNodes = 60'000;  // a filler packing without a complete decision search
+// Without a complete decision search (alignments that do not divide the sizes): each filler
+// packing gets this many nodes, then the offset-order search each joined view a share of the time
+// left.
+constexpr int64_t kFillerNodes = 60'000;
+constexpr int kJoinedShare = 4;
 // A joined view of a tight problem gets at most this many nodes of the perfect packing (about
 // 0.3 s): with stacks, where a pair lies apart in every placement, the packing of the view can
-// search its share out without a proof, and the next view would have placed the cut at once
-// (tight guillotine 5017: 3.25 s with stacks first, 337 nodes with relays alone). Where a view
-// placed a tight cut of the hard bench's 160, it took at most 150 000.
+// search long without a proof, and the next view would have placed the cut at once (tight
+// guillotine 5017: 3.25 s with stacks first, 337 nodes with relays alone). Where a view placed a
+// tight cut of the hard bench's 160, it took at most 150 000.
 constexpr int64_t kJoinedTightNodes = 1'000'000;
-// Without a complete decision search (alignments that do not divide the sizes): each joined view
-// gets this share of the time left for the offset-order search.
-constexpr int kJoinedShare = 4;
 
 Clock::time_point deadline_after(Clock::time_point now, double seconds) {
   const double capped = std::clamp(seconds, 0.0, 1e6);
@@ -97,6 +93,16 @@ Clock::time_point deadline_after(Clock::time_point now, double seconds) {
 }
 
 bool is_joined(ViewKind kind) { return kind != ViewKind::kAsGiven; }
+bool reads_edges(Step step) {
+  return step == Step::kEdgeHoleChoice || step == Step::kEdgeSearch || step == Step::kDeepSearch;
+}
+
+// `nodes` doubled `round` times, at most the largest int64.
+int64_t doubled(int64_t nodes, int round) {
+  for (int r = 0; r < round; ++r)
+    nodes = nodes > std::numeric_limits<int64_t>::max() / 2 ? std::numeric_limits<int64_t>::max() : nodes * 2;
+  return nodes;
+}
 
 // What one decision has found so far, and how it takes a placement of a view.
 class Decision {
@@ -134,20 +140,20 @@ class Decision {
   const std::function<void(int64_t)>& on_tick_;
 };
 
-// The problem at a capacity that leaves no slack: each joined view (stacks.h) first, with at most
-// kJoinedTightNodes of the perfect packing (where buffers hand their bytes on or lie one on
-// another, one offset for the block takes most of the search away: tight guillotine cuts the
+// The problem at a capacity that leaves no slack: each forward joined view (stacks.h) first, with
+// at most kJoinedTightNodes of the perfect packing (where buffers hand their bytes on or lie one
+// on another, one offset for the block takes most of the search away: tight guillotine cuts the
 // search was slow on place in hundredths of a second), then the perfect packing of the problem.
-PlacementDecision pack_tight(const Problem& problem, int64_t capacity, Clock::time_point deadline,
-                             const std::function<void(int64_t)>& on_tick, std::span<const View> views) {
-  Decision d(problem, capacity, on_tick);
+// True when that decided (a placement, or a proof that there is none).
+bool pack_tight(Decision& d, const Problem& problem, int64_t capacity, Clock::time_point deadline,
+                std::span<const View> views) {
   for (const View& view : views) {
     if (!is_joined(view.kind) || view.kind == ViewKind::kReversedEveryStack) continue;
     PerfectPackingResult packing =
         find_perfect_packing(view.blocks.joined, capacity, deadline, d.ticks(), kJoinedTightNodes);
     d.count(packing);
     if (packing.outcome == PerfectPackingResult::Outcome::kFound && d.take(view.blocks, std::move(packing.offsets)))
-      return std::move(d.result);
+      return true;
   }
   PerfectPackingResult packing = find_perfect_packing(problem, capacity, deadline, d.ticks());
   d.count(packing);
@@ -155,30 +161,168 @@ PlacementDecision pack_tight(const Problem& problem, int64_t capacity, Clock::ti
     case PerfectPackingResult::Outcome::kFound:
       d.result.outcome = DecisionResult::Outcome::kFound;
       d.result.solution = Solution{.offsets = std::move(packing.offsets)};
-      break;
+      return true;
     case PerfectPackingResult::Outcome::kInfeasible:
       d.result.outcome = DecisionResult::Outcome::kInfeasible;
-      break;
+      return true;
     default:
-      break;
+      return false;
   }
-  return std::move(d.result);
 }
 
-// What a decision reads from one view at its capacity, each part when a turn first needs it.
-struct ViewReadings;
-struct ViewReadings {
-  bool complete = false;                     // whether the decision search is complete on the view
-  std::optional<std::vector<Buffer>> holes;  // slack_hole_candidates
-  std::optional<EdgeHoles> edge[std::size(kEdgeReadings)];
-  bool edge_repeats[std::size(kEdgeReadings)] = {};  // the reading takes no edge hole, or the same as the one before
-  std::optional<std::optional<Problem>> filled[std::size(kFillerShapes)];
-  struct Deep {
-    Blocks joined;   // the view with its edge holes, joined
-    EdgeHoles edge;  // that with its own edge holes
-  };
-  std::optional<std::optional<Deep>> deep[std::size(kEdgeReadings)];
+// How a turn ended: the decision made, the turn stopped by its node limit or the deadline (a
+// later round may go further), or the turn searched out without a placement (no later round will
+// find one: the step is deterministic, and a bigger node limit repeats the same search first).
+enum class TurnEnd { kDecided, kStopped, kSearchedOut };
+
+// Takes turns in rounds on the views of a problem with slack whose decision search is complete.
+class Turns {
+ public:
+  Turns(Decision& d, int64_t capacity, Clock::time_point deadline, std::span<const View> views)
+      : d_(d), capacity_(capacity), deadline_(deadline), views_(views) {
+    readings_.reserve(views.size());
+    for (const View& view : views) readings_.emplace_back(view.blocks.joined, capacity);
+  }
+
+  void run() {
+    std::vector<bool> out(std::size(kTurns) * views_.size(), false);  // per turn and view: searched out
+    for (int round = 0; Clock::now() < deadline_; ++round) {
+      bool any = false;
+      for (size_t t = 0; t < std::size(kTurns); ++t) {
+        const Turn& turn = kTurns[t];
+        if (turn.rounds > 0 && round >= turn.rounds) continue;
+        for (size_t v = 0; v < views_.size(); ++v) {
+          if (views_[v].kind != turn.view || out[t * views_.size() + v]) continue;
+          if (Clock::now() >= deadline_) return;
+          const TurnEnd end =
+              repeats_an_earlier_turn(t, v) ? TurnEnd::kSearchedOut : take(v, turn, doubled(turn.nodes, round));
+          if (end == TurnEnd::kDecided) return;
+          out[t * views_.size() + v] = end == TurnEnd::kSearchedOut;
+          any = true;
+        }
+      }
+      if (!any) return;  // every turn searched out: nothing more to find
+    }
+  }
+
+ private:
+  // A turn on an edge reading that takes the same holes as a reading an earlier turn of its view
+  // and step takes.
+  bool repeats_an_earlier_turn(size_t t, size_t v) {
+    const Turn& turn = kTurns[t];
+    if (!reads_edges(turn.step)) return false;
+    ViewReadings& r = readings_[v];
+    for (size_t u = 0; u < t; ++u) {
+      const Turn& earlier = kTurns[u];
+      if (earlier.view == turn.view && earlier.step == turn.step &&
+          r.same_edge_as(earlier.variant) == r.same_edge_as(turn.variant))
+        return true;
+    }
+    return false;
+  }
+
+  TurnEnd ended(bool placed, bool ended_on_its_own, int64_t nodes_used, int64_t nodes) const {
+    if (placed) return TurnEnd::kDecided;
+    if (ended_on_its_own || (nodes_used < nodes && Clock::now() < deadline_)) return TurnEnd::kSearchedOut;
+    return TurnEnd::kStopped;
+  }
+  // A decision search on the view (or on a problem with holes after the view's buffers).
+  TurnEnd searched(const Blocks& view, DecisionResult result, int64_t nodes) {
+    d_.count(result);
+    const bool placed = result.outcome == DecisionResult::Outcome::kFound;
+    const bool taken = placed && d_.take(view, std::move(result.offsets));
+    return ended(taken, placed || result.outcome == DecisionResult::Outcome::kInfeasible, result.nodes, nodes);
+  }
+
+  TurnEnd take(size_t v, const Turn& turn, int64_t nodes) {
+    const Blocks& view = views_[v].blocks;
+    ViewReadings& r = readings_[v];
+    switch (turn.step) {
+      case Step::kSearch: {
+        DecisionResult result = decide_placement(view.joined, capacity_, deadline_, d_.ticks(), nodes);
+        if (result.outcome == DecisionResult::Outcome::kInfeasible && !is_joined(views_[v].kind)) {
+          d_.count(result);
+          d_.result.outcome = DecisionResult::Outcome::kInfeasible;  // a proof: the problem itself has no placement
+          return TurnEnd::kDecided;
+        }
+        return searched(view, std::move(result), nodes);
+      }
+      case Step::kFillers: {
+        const Problem* filled = r.filled(turn.variant);
+        if (!filled) return TurnEnd::kSearchedOut;
+        PerfectPackingResult packing = find_perfect_packing(*filled, capacity_, deadline_, d_.ticks(), nodes);
+        d_.count(packing);
+        const bool placed = packing.outcome == PerfectPackingResult::Outcome::kFound;
+        return ended(placed && d_.take(view, std::move(packing.offsets)),
+                     packing.outcome != PerfectPackingResult::Outcome::kTimeout, packing.nodes, nodes);
+      }
+      case Step::kHoleChoice:
+        return searched(
+            view, decide_placement_with_holes(view.joined, r.holes(), capacity_, deadline_, d_.ticks(), nodes), nodes);
+      case Step::kEdgeHoleChoice: {
+        const EdgeHoles* e = r.edge(turn.variant);
+        if (!e) return TurnEnd::kSearchedOut;
+        return searched(view,
+                        decide_placement_with_holes(e->problem, e->candidates, capacity_, deadline_, d_.ticks(), nodes),
+                        nodes);
+      }
+      case Step::kEdgeSearch: {
+        const EdgeHoles* e = r.edge(turn.variant);
+        if (!e) return TurnEnd::kSearchedOut;
+        return searched(view, decide_placement(e->problem, capacity_, deadline_, d_.ticks(), nodes), nodes);
+      }
+      case Step::kDeepSearch: {
+        const ViewReadings::Deep* deep = r.deep(turn.variant);
+        if (!deep) return TurnEnd::kSearchedOut;
+        DecisionResult result = decide_placement(deep->edge.problem, capacity_, deadline_, d_.ticks(), nodes);
+        if (result.outcome == DecisionResult::Outcome::kFound) {  // to the edge-hole problem's buffers
+          result.offsets.resize(deep->joined.joined.buffers.size());
+          result.offsets = block_offsets(deep->joined, result.offsets);
+        }
+        return searched(view, std::move(result), nodes);
+      }
+    }
+    return TurnEnd::kSearchedOut;
+  }
+
+  Decision& d_;
+  int64_t capacity_;
+  Clock::time_point deadline_;
+  std::span<const View> views_;
+  std::vector<ViewReadings> readings_;  // per view
 };
+
+// Without a complete decision search (alignments that do not divide the sizes): the filler
+// packings of every view, then the offset-order search (complete with any alignment) on each
+// joined view with a share of the time left, then on the problem.
+void decide_without_complete_search(Decision& d, const Problem& problem, int64_t capacity, Clock::time_point deadline,
+                                    std::span<const View> views) {
+  for (const View& view : views) {
+    ViewReadings readings(view.blocks.joined, capacity);
+    for (int shape = 0; shape < ViewReadings::kShapes; ++shape) {
+      if (Clock::now() >= deadline) return;
+      const Problem* filled = readings.filled(shape);
+      if (!filled) continue;
+      PerfectPackingResult packing = find_perfect_packing(*filled, capacity, deadline, d.ticks(), kFillerNodes);
+      d.count(packing);
+      if (packing.outcome == PerfectPackingResult::Outcome::kFound && d.take(view.blocks, std::move(packing.offsets)))
+        return;
+    }
+  }
+  for (const View& view : views) {
+    if (!is_joined(view.kind)) continue;
+    const Clock::time_point now = Clock::now();
+    DecisionResult result =
+        decide_in_offset_order(view.blocks.joined, capacity, now + (deadline - now) / kJoinedShare, d.ticks());
+    d.count(result);
+    if (result.outcome == DecisionResult::Outcome::kFound && d.take(view.blocks, std::move(result.offsets))) return;
+  }
+  DecisionResult result = decide_in_offset_order(problem, capacity, deadline, d.ticks());
+  d.count(result);
+  d.result.outcome = result.outcome;
+  if (result.outcome == DecisionResult::Outcome::kFound)
+    d.result.solution = Solution{.offsets = std::move(result.offsets)};
+}
 
 // Perfect packing when the capacity leaves no slack; with slack, the turns of kTurns in rounds
 // (the decision search with waste, and the steps that guess the holes a placement leaves, on the
@@ -186,174 +330,13 @@ struct ViewReadings {
 // search from being complete, the filler packings and the offset-order search.
 PlacementDecision decide(const Problem& problem, int64_t capacity, Clock::time_point deadline,
                          const std::function<void(int64_t)>& on_tick, std::span<const View> views) {
-  if (is_tight(problem, capacity)) {
-    PlacementDecision tight = pack_tight(problem, capacity, deadline, on_tick, views);
-    if (tight.outcome != DecisionResult::Outcome::kUnknown || Clock::now() >= deadline) return tight;
-  }
   Decision d(problem, capacity, on_tick);
-  std::vector<ViewReadings> readings(views.size());
-  for (size_t v = 0; v < views.size(); ++v) readings[v].complete = decision_search_is_complete(views[v].blocks.joined);
-  const bool complete = readings[0].complete;
-  auto filled = [&](size_t v, int shape) -> const std::optional<Problem>& {
-    auto& slot = readings[v].filled[shape];
-    if (!slot) {
-      std::optional<Problem> f = with_slack_fillers(views[v].blocks.joined, capacity, kFillerShapes[shape]);
-      if (f && !is_tight(*f, capacity)) f.reset();
-      slot = std::move(f);
-    }
-    return *slot;
-  };
-  auto holes = [&](size_t v) -> const std::vector<Buffer>& {
-    if (!readings[v].holes) readings[v].holes = slack_hole_candidates(views[v].blocks.joined, capacity);
-    return *readings[v].holes;
-  };
-  // The edge holes of every reading (read together, so a reading that takes the same holes as one
-  // before it is left out).
-  auto edge = [&](size_t v, int reading) -> const EdgeHoles* {
-    ViewReadings& r = readings[v];
-    if (!r.edge[0]) {
-      const size_t own = views[v].blocks.joined.buffers.size();
-      auto same = [own](const EdgeHoles& x, const EdgeHoles& y) {
-        const std::vector<Buffer>& a = x.problem.buffers;
-        const std::vector<Buffer>& b = y.problem.buffers;
-        return a.size() == b.size() &&
-               std::equal(a.begin() + own, a.end(), b.begin() + own, [](const Buffer& p, const Buffer& q) {
-                 return p.lower == q.lower && p.upper == q.upper && p.size == q.size;
-               });
-      };
-      for (size_t k = 0; k < std::size(kEdgeReadings); ++k) {
-        r.edge[k] = with_edge_holes(views[v].blocks.joined, capacity, holes(v), kEdgeRounds, kEdgeReadings[k]);
-        r.edge_repeats[k] = r.edge[k]->problem.buffers.size() == own;
-        for (size_t before = 0; before < k && !r.edge_repeats[k]; ++before)
-          r.edge_repeats[k] = same(*r.edge[before], *r.edge[k]);
-      }
-    }
-    return r.edge_repeats[reading] ? nullptr : &*r.edge[reading];
-  };
-  auto deeper = [&](size_t v, int reading) -> const ViewReadings::Deep* {
-    auto& slot = readings[v].deep[reading];
-    if (!slot) {
-      slot.emplace();
-      if (const EdgeHoles* e = edge(v, reading)) {
-        Blocks joined = join_relays_and_stacks(e->problem, kStackRounds, e->problem.buffers.size());
-        if (joined.joins > 0) {
-          // Read again (where the joined problem gives no new edge hole, it is searched as it is).
-          EdgeHoles again = with_edge_holes(joined.joined, capacity, slack_hole_candidates(joined.joined, capacity),
-                                            kEdgeRounds, kEdgeReadings[reading]);
-          *slot = ViewReadings::Deep{std::move(joined), std::move(again)};
-        }
-      }
-    }
-    return *slot ? &**slot : nullptr;
-  };
-  // How a turn ended: the decision made, the turn stopped by its node limit or the deadline (a
-  // later round may go further), or the turn searched out without a placement (no later round
-  // will find one: the step is deterministic, and a bigger node limit repeats the same search).
-  enum class TurnEnd { kDecided, kStopped, kSearchedOut };
-  auto ended = [&](bool placed, bool ended_on_its_own, int64_t nodes_used, int64_t nodes) {
-    if (placed) return TurnEnd::kDecided;
-    if (ended_on_its_own || (nodes_used < nodes && Clock::now() < deadline)) return TurnEnd::kSearchedOut;
-    return TurnEnd::kStopped;
-  };
-  // How a decision search on a view (or on the view with holes after its buffers) ended.
-  auto search_ended = [&](const Blocks& blocks, DecisionResult result, int64_t nodes) {
-    d.count(result);
-    const bool placed = result.outcome == DecisionResult::Outcome::kFound;
-    const bool taken = placed && d.take(blocks, std::move(result.offsets));
-    return ended(taken, placed || result.outcome == DecisionResult::Outcome::kInfeasible, result.nodes, nodes);
-  };
-  auto take_turn = [&](size_t v, const Turn& turn, int64_t nodes) {
-    const Blocks& view = views[v].blocks;
-    const Problem& seen = view.joined;
-    switch (turn.step) {
-      case Step::kSearch: {
-        DecisionResult result = decide_placement(seen, capacity, deadline, d.ticks(), nodes);
-        if (result.outcome == DecisionResult::Outcome::kInfeasible && !is_joined(views[v].kind)) {
-          d.count(result);
-          d.result.outcome = DecisionResult::Outcome::kInfeasible;  // a proof: the view has the problem's placements
-          return TurnEnd::kDecided;
-        }
-        return search_ended(view, std::move(result), nodes);
-      }
-      case Step::kFillers: {
-        const std::optional<Problem>& f = filled(v, turn.variant);
-        if (!f) return TurnEnd::kSearchedOut;
-        PerfectPackingResult packing = find_perfect_packing(*f, capacity, deadline, d.ticks(), nodes);
-        d.count(packing);
-        const bool placed = packing.outcome == PerfectPackingResult::Outcome::kFound;
-        return ended(placed && d.take(view, std::move(packing.offsets)),
-                     placed || packing.outcome != PerfectPackingResult::Outcome::kTimeout, packing.nodes, nodes);
-      }
-      case Step::kHoles:
-        return search_ended(view, decide_placement_with_holes(seen, holes(v), capacity, deadline, d.ticks(), nodes),
-                            nodes);
-      case Step::kEdgeHoles: {
-        const EdgeHoles* e = edge(v, turn.variant);
-        if (!e) return TurnEnd::kSearchedOut;
-        return search_ended(
-            view, decide_placement_with_holes(e->problem, e->candidates, capacity, deadline, d.ticks(), nodes), nodes);
-      }
-      case Step::kEdgeSearch: {
-        const EdgeHoles* e = edge(v, turn.variant);
-        if (!e) return TurnEnd::kSearchedOut;
-        return search_ended(view, decide_placement(e->problem, capacity, deadline, d.ticks(), nodes), nodes);
-      }
-      case Step::kDeepSearch: {
-        const auto* deep = deeper(v, turn.variant);
-        if (!deep) return TurnEnd::kSearchedOut;
-        DecisionResult result = decide_placement(deep->edge.problem, capacity, deadline, d.ticks(), nodes);
-        if (result.outcome == DecisionResult::Outcome::kFound) {
-          result.offsets.resize(deep->joined.joined.buffers.size());
-          result.offsets = block_offsets(deep->joined, result.offsets);
-        }
-        return search_ended(view, std::move(result), nodes);
-      }
-    }
-    return TurnEnd::kSearchedOut;
-  };
-  if (!complete) {
-    // The filler packings of every view, then the offset-order search (complete with any
-    // alignment) on each joined view with a share of the time left, then on the problem.
-    for (size_t v = 0; v < views.size(); ++v) {
-      for (int shape = 0; shape < static_cast<int>(std::size(kFillerShapes)); ++shape) {
-        if (Clock::now() >= deadline) return std::move(d.result);
-        if (take_turn(v, {views[v].kind, Step::kFillers, shape}, kFillerNodes) == TurnEnd::kDecided)
-          return std::move(d.result);
-      }
-    }
-    for (size_t v = 0; v < views.size(); ++v) {
-      if (!is_joined(views[v].kind)) continue;
-      const Clock::time_point now = Clock::now();
-      const DecisionResult result =
-          decide_in_offset_order(views[v].blocks.joined, capacity, now + (deadline - now) / kJoinedShare, d.ticks());
-      if (search_ended(views[v].blocks, result, std::numeric_limits<int64_t>::max()) == TurnEnd::kDecided)
-        return std::move(d.result);
-    }
-    DecisionResult searched = decide_in_offset_order(problem, capacity, deadline, d.ticks());
-    d.count(searched);
-    d.result.outcome = searched.outcome;
-    if (searched.outcome == DecisionResult::Outcome::kFound)
-      d.result.solution = Solution{.offsets = std::move(searched.offsets)};
+  if (is_tight(problem, capacity) && (pack_tight(d, problem, capacity, deadline, views) || Clock::now() >= deadline))
     return std::move(d.result);
-  }
-  std::vector<bool> searched_out(std::size(kTurns) * views.size(), false);  // per turn and view
-  for (int round = 0; Clock::now() < deadline; ++round) {
-    bool any = false;
-    for (size_t t = 0; t < std::size(kTurns); ++t) {
-      const Turn& turn = kTurns[t];
-      if (turn.rounds > 0 && round >= turn.rounds) continue;
-      for (size_t v = 0; v < views.size(); ++v) {
-        if (Clock::now() >= deadline) return std::move(d.result);
-        if (views[v].kind != turn.view || searched_out[t * views.size() + v]) continue;
-        if (turn.step != Step::kFillers && !readings[v].complete) continue;
-        const int64_t nodes = round >= 30 ? std::numeric_limits<int64_t>::max() : turn.nodes << round;
-        const TurnEnd end = take_turn(v, turn, nodes);
-        if (end == TurnEnd::kDecided) return std::move(d.result);
-        searched_out[t * views.size() + v] = end == TurnEnd::kSearchedOut;
-        any = true;
-      }
-    }
-    if (!any) break;  // every turn searched out: nothing more to find
+  if (decision_search_is_complete(problem)) {
+    Turns(d, capacity, deadline, views).run();
+  } else {
+    decide_without_complete_search(d, problem, capacity, deadline, views);
   }
   return std::move(d.result);
 }

@@ -6,8 +6,6 @@
 namespace memledger::allocate {
 namespace {
 
-constexpr int kStackRounds = 3;  // relays and stacks joined in up to this many turns (exact.cpp measured 1–8)
-
 Blocks as_given(const Problem& problem) {
   Blocks blocks{.joined = problem};
   blocks.block_of.resize(problem.buffers.size());
@@ -17,11 +15,11 @@ Blocks as_given(const Problem& problem) {
 }
 
 // The joined views of `problem`, in order, each where it joins more than the next.
-void add_joined(const Problem& problem, ViewKind every_stack, std::vector<View>& views) {
+void add_joined(const Problem& problem, std::vector<View>& views) {
   std::vector<View> joined;
   const std::pair<ViewKind, Blocks> forms[] = {
-      {every_stack, join_relays_and_stacks(problem, kStackRounds, problem.buffers.size())},
-      {ViewKind::kStacksOfTwo, join_relays_and_stacks(problem, kStackRounds)},
+      {ViewKind::kEveryStack, join_relays_and_stacks(problem, kViewStackRounds, problem.buffers.size())},
+      {ViewKind::kStacksOfTwo, join_relays_and_stacks(problem, kViewStackRounds)},
       {ViewKind::kRelays, join_relays_and_stacks(problem, 0)}};
   for (const auto& [kind, blocks] : forms) {
     if (blocks.joins > 0 && (joined.empty() || blocks.joins < joined.back().blocks.joins))
@@ -46,12 +44,12 @@ Problem reversed_in_time(const Problem& problem) {
 std::vector<View> views_of(const Problem& problem) {
   std::vector<View> views;
   views.push_back({ViewKind::kAsGiven, as_given(problem)});
-  add_joined(problem, ViewKind::kEveryStack, views);
+  add_joined(problem, views);
   // Of the reversed problem's views, the one that joins most: run alone on the slack bench, the
   // reversed problem as given and its other joined views placed nothing within 0.6 s that the
   // forward views and this one did not.
   const Problem reversed = reversed_in_time(problem);
-  Blocks every = join_relays_and_stacks(reversed, kStackRounds, reversed.buffers.size());
+  Blocks every = join_relays_and_stacks(reversed, kViewStackRounds, reversed.buffers.size());
   if (every.joins > 0) views.push_back({ViewKind::kReversedEveryStack, std::move(every)});
   return views;
 }

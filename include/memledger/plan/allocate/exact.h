@@ -7,7 +7,7 @@
 // Each decision is taken by the search that suits the capacity's slack: a tight capacity
 // (every section of time exactly full, as in instances cut from a rectangle) goes to the
 // perfect-packing search (perfect_packing.h), which may demand that no byte is wasted (first on
-// each joined view, at most a million nodes each); any
+// each forward joined view, at most a million nodes each); any
 // other to the decision search with waste (decision_search.h), or, where alignments that do
 // not divide the sizes keep that one from being complete, to the offset-order search
 // (offset_order_search.h). With slack, the decision takes turns in rounds (exact.cpp's table):

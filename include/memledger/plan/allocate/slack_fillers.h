@@ -8,7 +8,7 @@
 // layers do). A perfect packing of the filled problem (perfect_packing.h)
 // places the real buffers within the capacity, holes where the fillers lie; the
 // perfect-packing search prunes far harder than a search that may leave bytes empty, so it
-// is tried first, on a share of the budget (exact.cpp).
+// gets a short turn of its own (exact.cpp).
 //
 // The holes can also be read from the buffers beside them (edge_holes): a hole that starts
 // where some buffers end and others start is as high as a difference of their sizes; those

@@ -1,9 +1,9 @@
 // Views of a placement problem: the problem as given, with buffers joined into blocks
 // (stacks.h: relays and stacks, each block at one offset), and reversed in time. A placement of
-// any view is one of the problem (block_offsets maps it back; a reversal keeps the offsets), so a search may look in
-// whichever view finds one soonest: on the slack bench some instances a search leaves for seconds on the problem as
-// given are placed in hundredths of a second in a joined or reversed view, and others the other way round (exact.cpp
-// takes turns among them).
+// any view is one of the problem (block_offsets maps it back; a reversal keeps the offsets), so
+// a search may look in whichever view finds one soonest: on the slack bench some instances a
+// search leaves for seconds on the problem as given are placed in hundredths of a second in a
+// joined or reversed view, and others the other way round (exact.cpp takes turns among them).
 //
 // Limits: a joined view may have no placement where the problem has one (stacks.h), so a
 // failure in it proves nothing.
@@ -23,6 +23,10 @@ enum class ViewKind {
   kRelays,              // relays alone
   kReversedEveryStack,  // the reversed problem's relays and every stack
 };
+
+// Relays and stacks are joined in up to this many turns (stacks.h; one, three and eight rounds
+// placed within one instance of each other on the slack bench).
+constexpr int kViewStackRounds = 3;
 
 struct View {
   ViewKind kind = ViewKind::kAsGiven;
