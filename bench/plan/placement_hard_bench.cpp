@@ -55,7 +55,7 @@ void BM_HardInstances(benchmark::State& state) {
     int solved = 0;
     for (int k = 0; k < g_instances; ++k) {
       const uint64_t seed = g_first_seed + static_cast<uint64_t>(k);
-      const int64_t buffers = 150 + (static_cast<int64_t>(k) * 300) / std::max(g_instances - 1, 1);
+      const int64_t buffers = bench_sizes(k, g_instances).buffers;
       const HardInstance h = generate_hard_instance(seed, buffers, style);
       const auto start = std::chrono::steady_clock::now();
       const double cpu_start = thread_cpu_seconds();

@@ -292,9 +292,7 @@ int main(int argc, char** argv) {
       if (only >= 0 && k != only) continue;
       // The same sizing as placement_slack_bench.
       const uint64_t seed = first_seed + static_cast<uint64_t>(k);
-      const int64_t buffers = 150 + (static_cast<int64_t>(k) * 300) / (instances - 1);
-      const int64_t percent = 1 + k % 10;
-      const int64_t removed = std::max<int64_t>(1, (buffers * percent + 50) / 100);
+      const auto [buffers, percent, removed] = bench_sizes(k, instances);
       SlackInstance inst = generate_slack_instance(seed, buffers, removed, style);
       if (joined_only) {  // the instance with its relays joined, the witness of each run's first buffer
         const Relays relays = join_relays(inst.problem);

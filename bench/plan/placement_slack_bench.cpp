@@ -139,9 +139,7 @@ void BM_SlackInstances(benchmark::State& state) {
     for (int k = 0; k < g_instances; ++k) {
       if (g_only >= 0 && k != g_only) continue;
       const uint64_t seed = g_first_seed + static_cast<uint64_t>(k);
-      const int64_t buffers = 150 + (static_cast<int64_t>(k) * 300) / std::max(g_instances - 1, 1);
-      const int64_t percent = 1 + k % 10;  // 1%, 2%, ..., 10% of the pieces removed
-      const int64_t removed = std::max<int64_t>(1, (buffers * percent + 50) / 100);
+      const auto [buffers, percent, removed] = bench_sizes(k, g_instances);
       const SlackInstance h = generate_slack_instance(seed, buffers, removed, style);
       const std::string name = std::string(style_name) + "_" + std::to_string(seed);
       if (!g_dump.empty()) {

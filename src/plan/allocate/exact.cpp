@@ -4,7 +4,6 @@
 #include <chrono>
 #include <limits>
 #include <span>
-#include <tuple>
 #include <vector>
 
 #include "memledger/core/error.h"

@@ -172,6 +172,14 @@ SlackInstance generate_slack_instance(uint64_t seed, int64_t buffers, int64_t re
   return instance;
 }
 
+BenchSizes bench_sizes(int64_t k, int64_t count) {
+  BenchSizes sizes;
+  sizes.buffers = 150 + (k * 300) / std::max<int64_t>(count - 1, 1);
+  sizes.percent = 1 + k % 10;
+  sizes.removed = std::max<int64_t>(1, (sizes.buffers * sizes.percent + 50) / 100);
+  return sizes;
+}
+
 Problem generate_random_problem(uint64_t seed, int64_t buffers, int64_t max_size, bool with_alignment) {
   ML_CHECK(buffers >= 0 && max_size >= 1);
   SplitMix64 rng(seed);

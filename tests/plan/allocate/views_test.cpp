@@ -25,13 +25,10 @@ namespace {
 
 using testing::buffer;
 
-// The slack bench's instance for a seed (placement_slack_bench: 20 per block, sizes and shares
-// by the seed's place in its block).
+// The slack bench's instance for a seed (20 per block, sized by the seed's place in its block).
 SlackInstance bench_instance(uint64_t seed, CutStyle style) {
-  const int64_t k = static_cast<int64_t>(seed % 20);
-  const int64_t buffers = 150 + (k * 300) / 19;
-  const int64_t percent = 1 + k % 10;
-  return generate_slack_instance(seed, buffers, std::max<int64_t>(1, (buffers * percent + 50) / 100), style);
+  const BenchSizes sizes = bench_sizes(static_cast<int64_t>(seed % 20), 20);
+  return generate_slack_instance(seed, sizes.buffers, sizes.removed, style);
 }
 
 TEST(AllocateViews, ReversedInTimeHasTheSamePlacements) {

@@ -52,6 +52,16 @@ struct SlackInstance {
 SlackInstance generate_slack_instance(uint64_t seed, int64_t buffers, int64_t removed, CutStyle style,
                                       int64_t capacity = 1 << 20);
 
+// How the placement benches size the k-th of `count` instances (k from 0): 150 to 450 buffers,
+// evenly; for the instances with slack, 1 %, 2 %, ..., 10 % of the pieces removed in turn (at
+// least one). Tests that name a bench instance by its seed size it the same way.
+struct BenchSizes {
+  int64_t buffers = 0;
+  int64_t percent = 0;  // of the pieces removed
+  int64_t removed = 0;
+};
+BenchSizes bench_sizes(int64_t k, int64_t count);
+
 Problem generate_random_problem(uint64_t seed, int64_t buffers, int64_t max_size = 1 << 16,
                                 bool with_alignment = false);
 
