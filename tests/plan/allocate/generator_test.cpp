@@ -63,5 +63,21 @@ TEST(AllocateRandomProblem, IsWellFormed) {
   EXPECT_NO_THROW(check_problem(p));
 }
 
+// The benches' sizing: 150 buffers at the first instance, 450 at the last, the share removed
+// going 1 %, ..., 10 % in turn, at least one piece; a single instance takes the smallest size.
+TEST(AllocateBenchSizes, SpanTheBenchesRange) {
+  const BenchSizes first = bench_sizes(0, 20);
+  EXPECT_EQ(first.buffers, 150);
+  EXPECT_EQ(first.percent, 1);
+  EXPECT_EQ(first.removed, 2);  // 1.5 rounded
+  const BenchSizes last = bench_sizes(19, 20);
+  EXPECT_EQ(last.buffers, 450);
+  EXPECT_EQ(last.percent, 10);
+  EXPECT_EQ(last.removed, 45);
+  EXPECT_EQ(bench_sizes(10, 20).percent, 1);
+  EXPECT_EQ(bench_sizes(0, 1).buffers, 150);
+  EXPECT_EQ(bench_sizes(0, 1).removed, 2);
+}
+
 }  // namespace
 }  // namespace memledger::allocate
