@@ -1,6 +1,7 @@
 #include "memledger/plan/allocate/decision_search.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -104,6 +105,10 @@ class WellSearch {
       for (int32_t t = s.lo[k]; t < s.hi[k]; ++t) remaining_[t] += s.size[k];
       for (int32_t t = s.lo[k]; t + 1 < s.hi[k]; ++t) ++cuts_[t];
     }
+    hole_fit_.resize(s.index.size() - first_hole_);
+    live_bits_.assign(words_, 0);
+    edge_bits_.assign(words_, 0);
+    refresh(0, s.sections);
   }
 
   Outcome run(int64_t node_limit) {
@@ -230,22 +235,13 @@ class WellSearch {
     // The plateaus of the skyline: runs of live sections at one height that unplaced
     // buffers join.
     plateaus_.clear();
-    for (int32_t first = lo; first < hi;) {
-      if (!live(first)) {
-        ++first;
-        continue;
-      }
-      const int64_t floor = height_[first];
-      int32_t end = first + 1;
-      uint64_t newest = stamps_.at(first);  // the last change to the plateau's sections
-      while (end < hi && live(end) && joined(end - 1) && height_[end] == floor)
-        newest = std::max(newest, stamps_.at(end++));
+    for (int32_t first = next_bit(live_bits_, lo, hi); first < hi;) {
+      const int32_t end = next_bit(edge_bits_, first + 1, hi);
       plateaus_.push_back(Plateau{.first = first,
                                   .end = end,
-                                  .floor = floor,
-                                  .newest = newest,
+                                  .floor = height_[first],
                                   .joined_left = first > lo && joined(first - 1) && live(first - 1)});
-      first = end;
+      first = end < hi && has_bit(live_bits_, end) ? end : next_bit(live_bits_, end, hi);
     }
     if (plateaus_.empty() || unplaced_ == 0) return Outcome::kFound;
     for (size_t j = 0; j < plateaus_.size(); ++j) {
@@ -261,7 +257,7 @@ class WellSearch {
                .wall = std::min({left, right, capacity_}),
                .left = left,
                .right = right};
-        if (!examine_cached(w, p.newest)) {
+        if (!examine_cached(w)) {
           add_well(i, w);
           return Outcome::kInfeasible;
         }
@@ -310,6 +306,7 @@ class WellSearch {
     if (f.stage == 1) {
       std::fill(height_.begin() + w.first, height_.begin() + w.end, w.floor);
       stamps_.touch(w.first, w.end);
+      refresh(w.first, w.end + 1);
       if (child == Outcome::kInfeasible) {
         add_conflict(i, i + 1);
         if (meets(i + 1, w.first, w.end)) add_well(i, w);
@@ -319,6 +316,7 @@ class WellSearch {
     f.stage = 1;
     std::fill(height_.begin() + w.first, height_.begin() + w.end, w.wall);
     stamps_.touch(w.first, w.end);
+    refresh(w.first, w.end + 1);
     call(Kind::kSearch, f.lo, f.hi);
     return std::nullopt;
   }
@@ -408,6 +406,7 @@ class WellSearch {
       offset_[k] = -1;
       unplaced_ += counted ? 1 : 0;
       stamps_.touch(s_.lo[k], s_.hi[k]);
+      refresh(s_.lo[k], s_.hi[k] + 1);
       if (child == Outcome::kInfeasible) add_conflict(i, i + 1);
       return child;
     }
@@ -424,6 +423,7 @@ class WellSearch {
       split = split || (counted && remaining_[t] == 0);
     }
     for (int32_t t = s_.lo[k]; t + 1 < s_.hi[k] && counted; ++t) split = --cuts_[t] == 0 || split;
+    refresh(s_.lo[k], s_.hi[k] + 1);
     unplaced_ -= counted ? 1 : 0;
     call(split && !hole_mode_ ? Kind::kParts : Kind::kSearch, f.lo, f.hi);
     return std::nullopt;
@@ -477,9 +477,13 @@ class WellSearch {
 
   bool is_hole(int32_t k) const { return static_cast<size_t>(k) >= first_hole_; }
   // A hole candidate resting on the floor takes its size from the slack of each of its sections.
+  // Asked several times per node (by the wells and steps it lies in), answered once per state.
   bool hole_fits(int32_t k) const {
+    HoleFit& memo = hole_fit_[static_cast<size_t>(k) - first_hole_];
+    if (memo.stamp == stamps_.now() + 1) return memo.fits;
+    memo = {.stamp = stamps_.now() + 1, .fits = true};
     for (int32_t t = s_.lo[k]; t < s_.hi[k]; ++t) {
-      if (slack(t) < s_.size[k]) return false;
+      if (slack(t) < s_.size[k]) return memo.fits = false;
     }
     return true;
   }
@@ -493,6 +497,36 @@ class WellSearch {
   bool live(int32_t t) const { return remaining_[t] > 0 || (hole_mode_ && height_[t] < capacity_ && held_[t]); }
   // Sections t and t + 1 belong to one plateau only when some unplaced buffer spans both.
   bool joined(int32_t t) const { return hole_mode_ || cuts_[t] > 0; }
+  // Section t begins a plateau: it is live, and the section before it is not, is not joined to
+  // it or lies at another height.
+  bool begins_plateau(int32_t t) const {
+    return live(t) && (t == 0 || !live(t - 1) || !joined(t - 1) || height_[t - 1] != height_[t]);
+  }
+  // Keeps live_bits_ and edge_bits_ for sections [first, end) after a change to the heights,
+  // the bytes left or the cuts of sections [first, end - 1).
+  void refresh(int32_t first, int32_t end) {
+    for (int32_t t = std::max(first, 0); t < std::min(end, s_.sections); ++t) {
+      const uint64_t bit = uint64_t{1} << (t & 63);
+      const size_t w = static_cast<size_t>(t >> 6);
+      const bool is_live = live(t);
+      live_bits_[w] = is_live ? live_bits_[w] | bit : live_bits_[w] & ~bit;
+      edge_bits_[w] = !is_live || begins_plateau(t) ? edge_bits_[w] | bit : edge_bits_[w] & ~bit;
+    }
+  }
+  static bool has_bit(const std::vector<uint64_t>& bits, int32_t t) {
+    return (bits[static_cast<size_t>(t >> 6)] >> (t & 63) & 1) != 0;
+  }
+  // The first set bit at or after t, or `end` when none lies before it.
+  static int32_t next_bit(const std::vector<uint64_t>& bits, int32_t t, int32_t end) {
+    if (t >= end) return end;
+    size_t w = static_cast<size_t>(t >> 6);
+    uint64_t word = bits[w] & (~uint64_t{0} << (t & 63));
+    while (word == 0) {
+      if (static_cast<int32_t>(++w * 64) >= end) return end;
+      word = bits[w];
+    }
+    return std::min(static_cast<int32_t>(w * 64) + std::countr_zero(word), end);
+  }
 
   int64_t aligned(int64_t offset, int32_t k) const {
     const int64_t a = s_.alignment[k];
@@ -512,13 +546,18 @@ class WellSearch {
   }
 
   // examine(w), or its result from the last time, when the same well (sections, floor and
-  // wall) was examined and none of its sections has changed since (`newest` is their latest
-  // stamp): what examine reads lies in the well's sections only. Most nodes change one well
-  // and leave the others as they were.
-  bool examine_cached(Well& w, uint64_t newest) {
+  // wall) was examined and none of its sections has changed since: what examine reads lies in
+  // the well's sections only. Most nodes change one well and leave the others as they were.
+  bool examine_cached(Well& w) {
     Examined& e = examined_[w.first];
     const Well& kept = e.well;
-    if (e.stamp >= newest && kept.end == w.end && kept.floor == w.floor && kept.wall == w.wall) {
+    auto unchanged = [&] {
+      for (int32_t t = w.first; t < w.end; ++t) {
+        if (stamps_.at(t) > e.stamp) return false;
+      }
+      return true;
+    };
+    if (kept.end == w.end && kept.floor == w.floor && kept.wall == w.wall && unchanged()) {
       w.open = kept.open;
       w.limit = kept.limit;
       w.choices = kept.choices;
@@ -635,7 +674,6 @@ class WellSearch {
   struct Plateau {
     int32_t first = 0, end = 0;
     int64_t floor = 0;
-    uint64_t newest = 0;       // the latest stamp of its sections
     bool joined_left = false;  // the plateau before it ends where this one begins, joined to it
   };
   std::vector<Plateau> plateaus_;  // scratch for step_search()
@@ -656,7 +694,14 @@ class WellSearch {
   std::vector<uint64_t> conflicts_;                // one conflict set per frame
   std::vector<int64_t> holes_within_;              // scratch for examine()
   std::vector<char> held_;                         // per section: some buffer lives there
-  int64_t unplaced_ = 0;                           // buffers (not hole candidates) not placed
+  struct HoleFit {
+    uint64_t stamp = 0;  // stamps_.now() + 1 when answered
+    bool fits = false;
+  };
+  mutable std::vector<HoleFit> hole_fit_;  // per hole candidate: hole_fits() in the state of `stamp`
+  std::vector<uint64_t> live_bits_;        // per section: live()
+  std::vector<uint64_t> edge_bits_;        // per section: not live, or begins a plateau
+  int64_t unplaced_ = 0;                   // buffers (not hole candidates) not placed
   int64_t nodes_ = 0;
   int64_t node_limit_ = 0;
 };
