@@ -86,6 +86,7 @@ class WellSearch {
         examined_(s.sections),
         stamps_(s.sections),
         within_(s.sections + 1, 0),
+        smallest_(s.sections, 0),
         reach_(s.sections + 1, 0),
         tried_(s.index.size(), {0, 0}),
         words_(static_cast<size_t>(s.sections + 64) / 64) {
@@ -577,6 +578,7 @@ class WellSearch {
     std::fill(within_.begin() + w.first, within_.begin() + w.end + 1, 0);
     if (hole_mode_) std::fill(holes_within_.begin() + w.first, holes_within_.begin() + w.end + 1, 0);
     for (int32_t t = w.first; t < w.end; ++t) {
+      smallest_[t] = std::numeric_limits<int64_t>::max();
       for (const int32_t k : starters_[t]) {
         if (offset_[k] >= 0 || s_.hi[k] > w.end) continue;
         if (is_hole(k)) {
@@ -588,6 +590,7 @@ class WellSearch {
         }
         within_[t] += s_.size[k];
         within_[s_.hi[k]] -= s_.size[k];
+        smallest_[t] = std::min(smallest_[t], s_.size[k]);
       }
     }
     int64_t within = 0, holes_within = 0;
@@ -644,11 +647,7 @@ class WellSearch {
     // If the open byte stays empty, the next buffer above it in this section rests on a
     // wall or on a buffer placed later in the well to its right: that many bytes are lost.
     int64_t lost = w.wall - w.floor;
-    for (int32_t t = w.open + 1; t < w.end; ++t) {
-      for (const int32_t k : starters_[t]) {
-        if (!is_hole(k) && offset_[k] < 0 && s_.hi[k] <= w.end) lost = std::min(lost, s_.size[k]);
-      }
-    }
+    for (int32_t t = w.open + 1; t < w.end; ++t) lost = std::min(lost, smallest_[t]);
     w.may_leave_empty = !hole_mode_ && slack(w.open) >= std::max<int64_t>(lost, 1);
     w.choices += w.may_leave_empty ? 1 : 0;
     return w.choices > 0;
@@ -686,6 +685,8 @@ class WellSearch {
   std::vector<Examined> examined_;
   skyline::SectionStamps stamps_;                  // when each section's heights, contents or empty marks last changed
   std::vector<int64_t> within_;                    // scratch for examine()
+  std::vector<int64_t> smallest_;                  // scratch for examine(): per section, the smallest buffer
+                                                   // starting there within the well
   std::vector<char> reach_;                        // scratch for examine()
   std::vector<Frame> frames_;                      // the search's stack
   std::vector<std::pair<int64_t, int32_t>> pool_;  // the kBranch frames' candidates: (order key, buffer)
@@ -713,8 +714,8 @@ bool decision_search_is_complete(const Problem& problem) { return build_shape(pr
 namespace {
 
 DecisionResult decide(const Problem& problem, const std::vector<Buffer>* holes, int64_t capacity,
-                      Clock::time_point deadline, const std::function<void(int64_t nodes)>& on_tick,
-                      int64_t max_nodes) {
+                      Clock::time_point deadline, const std::function<void(int64_t nodes)>& on_tick, int64_t max_nodes,
+                      SearchProgress* resume) {
   DecisionResult result;
   if (has_fixed_offsets(problem) || capacity < 0) return result;
   const Shape shape = build_shape(problem, holes);
@@ -730,7 +731,7 @@ DecisionResult decide(const Problem& problem, const std::vector<Buffer>* holes, 
       [&](const Sections& s, const skyline::Round& r, int64_t before) {
         return WellSearch(s, shape.first_hole, holes != nullptr, units, r.branching, r.seed, deadline, on_tick, before);
       },
-      max_nodes);
+      max_nodes, resume);
   result.nodes = run.nodes;
   result.restarts = run.restarts;
   if (run.outcome == Outcome::kFound) {
@@ -746,14 +747,16 @@ DecisionResult decide(const Problem& problem, const std::vector<Buffer>* holes, 
 }  // namespace
 
 DecisionResult decide_placement(const Problem& problem, int64_t capacity, Clock::time_point deadline,
-                                const std::function<void(int64_t nodes)>& on_tick, int64_t max_nodes) {
-  return decide(problem, nullptr, capacity, deadline, on_tick, max_nodes);
+                                const std::function<void(int64_t nodes)>& on_tick, int64_t max_nodes,
+                                SearchProgress* resume) {
+  return decide(problem, nullptr, capacity, deadline, on_tick, max_nodes, resume);
 }
 
 DecisionResult decide_placement_with_holes(const Problem& problem, const std::vector<Buffer>& holes, int64_t capacity,
                                            Clock::time_point deadline,
-                                           const std::function<void(int64_t nodes)>& on_tick, int64_t max_nodes) {
-  return decide(problem, &holes, capacity, deadline, on_tick, max_nodes);
+                                           const std::function<void(int64_t nodes)>& on_tick, int64_t max_nodes,
+                                           SearchProgress* resume) {
+  return decide(problem, &holes, capacity, deadline, on_tick, max_nodes, resume);
 }
 
 }  // namespace memledger::allocate

@@ -26,9 +26,11 @@ using Clock = std::chrono::steady_clock;
 // The turns of a decision with slack (see decide): each a step on one view of the problem
 // (views.h) with a node limit, all of them in rounds, the limits doubling from round to round. A
 // turn that finds nothing proves nothing, save the decision search on the problem as given,
-// where it is complete. Each round repeats the last one's work before going further (at most
-// twice the time a turn's own placement takes), and nothing depends on the budget, so a longer
-// budget changes nothing that happens before a shorter one would have ended.
+// where it is complete. A decision search goes on where its restarts stopped in the round before
+// (search_progress.h): it searches what one search with the round's limit would, without the
+// earlier rounds' nodes again (the fillers' packing, in the first round only, starts afresh).
+// Nothing depends on the budget, so a longer budget changes nothing that happens before a shorter
+// one would have ended.
 enum class Step {
   kSearch,          // the decision search (decision_search.h)
   kFillers,         // a perfect packing with the slack as fillers of one shape (slack_fillers.h)
@@ -171,7 +173,7 @@ bool pack_tight(Decision& d, const Problem& problem, int64_t capacity, Clock::ti
 
 // How a turn ended: the decision made, the turn stopped by its node limit or the deadline (a
 // later round may go further), or the turn searched out without a placement (no later round will
-// find one: the step is deterministic, and a bigger node limit repeats the same search first).
+// find one: the step is deterministic, and a bigger node limit searches the same runs first).
 enum class TurnEnd { kDecided, kStopped, kSearchedOut };
 
 // Takes turns in rounds on the views of a problem with slack whose decision search is complete.
@@ -194,7 +196,7 @@ class Turns {
           if (views_[v].kind != turn.view || out[t * views_.size() + v]) continue;
           if (Clock::now() >= deadline_) return;
           const TurnEnd end =
-              repeats_an_earlier_turn(t, v) ? TurnEnd::kSearchedOut : take(v, turn, doubled(turn.nodes, round));
+              repeats_an_earlier_turn(t, v) ? TurnEnd::kSearchedOut : take(t, v, doubled(turn.nodes, round));
           if (end == TurnEnd::kDecided) return;
           out[t * views_.size() + v] = end == TurnEnd::kSearchedOut;
           any = true;
@@ -225,26 +227,32 @@ class Turns {
     if (ended_on_its_own || (nodes_used < nodes && Clock::now() < deadline_)) return TurnEnd::kSearchedOut;
     return TurnEnd::kStopped;
   }
-  // A decision search on the view (or on a problem with holes after the view's buffers).
-  TurnEnd searched(const Blocks& view, DecisionResult result, int64_t nodes) {
+  // A decision search on the view (or on a problem with holes after the view's buffers) that
+  // went on after `before` nodes of its turn's earlier rounds.
+  TurnEnd searched(const Blocks& view, DecisionResult result, int64_t nodes, int64_t before) {
     d_.count(result);
     const bool placed = result.outcome == DecisionResult::Outcome::kFound;
     const bool taken = placed && d_.take(view, std::move(result.offsets));
-    return ended(taken, placed || result.outcome == DecisionResult::Outcome::kInfeasible, result.nodes, nodes);
+    return ended(taken, placed || result.outcome == DecisionResult::Outcome::kInfeasible, before + result.nodes, nodes);
   }
 
-  TurnEnd take(size_t v, const Turn& turn, int64_t nodes) {
+  // Turn t on view v with a node limit that counts the turn's earlier rounds: a decision search
+  // goes on where the last round's restarts stopped (search_progress.h).
+  TurnEnd take(size_t t, size_t v, int64_t nodes) {
+    const Turn& turn = kTurns[t];
     const Blocks& view = views_[v].blocks;
     ViewReadings& r = readings_[v];
+    SearchProgress* progress = &progress_[t * views_.size() + v];
+    const int64_t before = progress->nodes;
     switch (turn.step) {
       case Step::kSearch: {
-        DecisionResult result = decide_placement(view.joined, capacity_, deadline_, d_.ticks(), nodes);
+        DecisionResult result = decide_placement(view.joined, capacity_, deadline_, d_.ticks(), nodes, progress);
         if (result.outcome == DecisionResult::Outcome::kInfeasible && !is_joined(views_[v].kind)) {
           d_.count(result);
           d_.result.outcome = DecisionResult::Outcome::kInfeasible;  // a proof: the problem itself has no placement
           return TurnEnd::kDecided;
         }
-        return searched(view, std::move(result), nodes);
+        return searched(view, std::move(result), nodes, before);
       }
       case Step::kFillers: {
         const Problem* filled = r.filled(turn.variant);
@@ -257,28 +265,32 @@ class Turns {
       }
       case Step::kHoleChoice:
         return searched(
-            view, decide_placement_with_holes(view.joined, r.holes(), capacity_, deadline_, d_.ticks(), nodes), nodes);
+            view,
+            decide_placement_with_holes(view.joined, r.holes(), capacity_, deadline_, d_.ticks(), nodes, progress),
+            nodes, before);
       case Step::kEdgeHoleChoice: {
         const EdgeHoles* e = r.edge(turn.variant);
         if (!e) return TurnEnd::kSearchedOut;
-        return searched(view,
-                        decide_placement_with_holes(e->problem, e->candidates, capacity_, deadline_, d_.ticks(), nodes),
-                        nodes);
+        return searched(
+            view,
+            decide_placement_with_holes(e->problem, e->candidates, capacity_, deadline_, d_.ticks(), nodes, progress),
+            nodes, before);
       }
       case Step::kEdgeSearch: {
         const EdgeHoles* e = r.edge(turn.variant);
         if (!e) return TurnEnd::kSearchedOut;
-        return searched(view, decide_placement(e->problem, capacity_, deadline_, d_.ticks(), nodes), nodes);
+        return searched(view, decide_placement(e->problem, capacity_, deadline_, d_.ticks(), nodes, progress), nodes,
+                        before);
       }
       case Step::kDeepSearch: {
         const ViewReadings::Deep* deep = r.deep(turn.variant);
         if (!deep) return TurnEnd::kSearchedOut;
-        DecisionResult result = decide_placement(deep->edge.problem, capacity_, deadline_, d_.ticks(), nodes);
+        DecisionResult result = decide_placement(deep->edge.problem, capacity_, deadline_, d_.ticks(), nodes, progress);
         if (result.outcome == DecisionResult::Outcome::kFound) {  // to the edge-hole problem's buffers
           result.offsets.resize(deep->joined.joined.buffers.size());
           result.offsets = block_offsets(deep->joined, result.offsets);
         }
-        return searched(view, std::move(result), nodes);
+        return searched(view, std::move(result), nodes, before);
       }
     }
     return TurnEnd::kSearchedOut;
@@ -289,6 +301,7 @@ class Turns {
   Clock::time_point deadline_;
   std::span<const View> views_;
   std::vector<ViewReadings> readings_;  // per view
+  std::vector<SearchProgress> progress_ = std::vector<SearchProgress>(std::size(kTurns) * views_.size());
 };
 
 // Without a complete decision search (alignments that do not divide the sizes): the filler

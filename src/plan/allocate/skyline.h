@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "memledger/plan/allocate/problem.h"
+#include "memledger/plan/allocate/search_progress.h"
 #include "split_mix.h"
 
 namespace memledger::allocate::skyline {
@@ -94,16 +95,22 @@ struct Restarts {
 // Runs the schedule: `make(sections, round, nodes so far)` builds one search (forward or
 // mirrored sections, as the round says) with run(node_limit) -> Outcome, nodes() and
 // offsets(); rounds follow each other until one decides, the deadline has passed or
-// `max_nodes` nodes were searched in all (then kTimeout).
+// `max_nodes` nodes were searched in all (then kTimeout). With `resume`, the schedule goes on
+// after the rounds a call before ran to their own limit (the same search with a smaller
+// max_nodes), and max_nodes counts their nodes too: the rounds searched and their limits are
+// those of one call with that max_nodes, without searching the rounds already done again.
 template <class MakeSearch>
 Restarts run_restarts(const Sections& forward, std::chrono::steady_clock::time_point deadline, MakeSearch make,
-                      int64_t max_nodes = std::numeric_limits<int64_t>::max()) {
+                      int64_t max_nodes = std::numeric_limits<int64_t>::max(), SearchProgress* resume = nullptr) {
   const Sections backward = mirrored_in_time(forward);
+  SearchProgress fresh;
+  SearchProgress& done = resume ? *resume : fresh;
   Restarts result;
-  for (uint64_t round = 0;; ++round) {
-    const Round r = restart_round(round, forward.index.size());
+  for (;;) {
+    const Round r = restart_round(done.rounds, forward.index.size());
+    const int64_t left = max_nodes - done.nodes;
     auto search = make(r.backward ? backward : forward, r, result.nodes);
-    const Outcome outcome = search.run(std::min(r.node_limit, max_nodes - result.nodes));
+    const Outcome outcome = search.run(std::min(r.node_limit, left));
     result.nodes += search.nodes();
     if (outcome != Outcome::kNodeLimit) {
       result.outcome = outcome;
@@ -111,7 +118,10 @@ Restarts run_restarts(const Sections& forward, std::chrono::steady_clock::time_p
       return result;
     }
     ++result.restarts;
-    if (std::chrono::steady_clock::now() > deadline || result.nodes >= max_nodes) return result;
+    if (r.node_limit > left) return result;  // stopped by max_nodes: this round is not done
+    ++done.rounds;
+    done.nodes += search.nodes();
+    if (std::chrono::steady_clock::now() > deadline || done.nodes >= max_nodes) return result;
   }
 }
 

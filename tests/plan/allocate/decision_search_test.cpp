@@ -162,6 +162,38 @@ TEST_P(AllocateSlackInstances, SmallOnesAreNeverRefutedAtTheirKnownCapacity) {
   EXPECT_EQ(found, 400);
 }
 
+// A search given its progress back goes on where its restarts stopped: at each limit it decides
+// as one call with that limit would, after the same nodes in all, and placed instances take the
+// same offsets, while the nodes searched over the rounds are about half of what calls searching
+// from the start take.
+TEST_P(AllocateSlackInstances, ResumedRoundsSearchAsOneCallWithTheirLimit) {
+  int resumed = 0;  // instances decided after more than one round
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const SlackInstance h = generate_slack_instance(seed, 240, 20, GetParam(), 1 << 20);
+    SCOPED_TRACE(seed);
+    SearchProgress progress;
+    int64_t fresh_nodes = 0, resumed_nodes = 0;
+    for (int64_t limit = 5'000; limit <= 40'000; limit *= 2) {
+      const DecisionResult fresh = decide_placement(h.problem, h.capacity, far_away(), {}, limit);
+      const int64_t before = progress.nodes;
+      const DecisionResult r = decide_placement(h.problem, h.capacity, far_away(), {}, limit, &progress);
+      fresh_nodes += fresh.nodes;
+      resumed_nodes += r.nodes;
+      ASSERT_EQ(r.outcome, fresh.outcome) << "limit " << limit;
+      EXPECT_EQ(before + r.nodes, fresh.nodes) << "limit " << limit;
+      EXPECT_LE(progress.nodes, limit + 1);  // a round stopped by its own limit counts one node more
+      if (r.outcome == Outcome::kUnknown) continue;
+      EXPECT_EQ(r.offsets, fresh.offsets);
+      if (limit > 5'000) {
+        ++resumed;
+        EXPECT_LT(resumed_nodes, fresh_nodes * 3 / 4);
+      }
+      break;
+    }
+  }
+  EXPECT_GE(resumed, 1);  // (seeds 1-6: guillotine 3, brick 1 and 6)
+}
+
 INSTANTIATE_TEST_SUITE_P(Styles, AllocateSlackInstances, ::testing::Values(CutStyle::kGuillotine, CutStyle::kBrick),
                          [](const auto& param_info) {
                            return param_info.param == CutStyle::kGuillotine ? "Guillotine" : "Brick";

@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "memledger/plan/allocate/problem.h"
+#include "memledger/plan/allocate/search_progress.h"
 
 namespace memledger::allocate {
 
@@ -65,11 +66,15 @@ struct DecisionResult {
 bool decision_search_is_complete(const Problem& problem);
 
 // `on_tick`, when set, is called about every thousand nodes with the nodes searched so far.
-// The search also stops (kUnknown) after `max_nodes`.
+// The search also stops (kUnknown) after `max_nodes`. With `resume` (kept from an earlier call
+// on the same problem and capacity), it goes on where that call's restarts stopped, and
+// `max_nodes` counts the nodes searched before: the outcome is that of one call with that
+// max_nodes, and `nodes` counts this call's only.
 DecisionResult decide_placement(const Problem& problem, int64_t capacity,
                                 std::chrono::steady_clock::time_point deadline,
                                 const std::function<void(int64_t nodes)>& on_tick = {},
-                                int64_t max_nodes = std::numeric_limits<int64_t>::max());
+                                int64_t max_nodes = std::numeric_limits<int64_t>::max(),
+                                SearchProgress* resume = nullptr);
 
 // The same search with hole candidates (rectangles that hold nothing, as slack_fillers.h reads
 // them from the slack), which fill the slack instead of positions left empty: each may be placed
@@ -83,6 +88,7 @@ DecisionResult decide_placement(const Problem& problem, int64_t capacity,
 DecisionResult decide_placement_with_holes(const Problem& problem, const std::vector<Buffer>& holes, int64_t capacity,
                                            std::chrono::steady_clock::time_point deadline,
                                            const std::function<void(int64_t nodes)>& on_tick = {},
-                                           int64_t max_nodes = std::numeric_limits<int64_t>::max());
+                                           int64_t max_nodes = std::numeric_limits<int64_t>::max(),
+                                           SearchProgress* resume = nullptr);
 
 }  // namespace memledger::allocate
