@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "memledger/plan/allocate/generator.h"
+#include "memledger/plan/allocate/views.h"
 #include "plan/allocate/plan_checks.h"
 
 namespace memledger::allocate {
@@ -34,6 +36,30 @@ TEST(AllocateLowerBound, FixedOffsetRaisesTheBound) {
 TEST(AllocateLowerBound, EmptyProblemAndZeroSizes) {
   EXPECT_EQ(lower_bound(Problem{}).bytes, 0);
   EXPECT_EQ(lower_bound(Problem{{buffer("empty", 0, 9, 0)}}).bytes, 0);
+}
+
+// Dense steps take a difference array, steps far apart the sorted ends: both give the same peak
+// at the same step (the problem spread out in time takes the sorted path, the reversed one steps
+// below zero).
+TEST(AllocateLowerBound, DenseAndSpreadStepsAgree) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE(seed);
+    Problem dense = generate_random_problem(seed, 300);
+    for (size_t i = 0; i < dense.buffers.size(); i += 10) dense.buffers[i].size = 0;  // skipped by both
+    Problem spread = dense;
+    for (Buffer& b : spread.buffers) {
+      b.lower = b.lower * 1000 + 7;
+      b.upper = b.upper * 1000 + 7;
+    }
+    const LowerBound d = lower_bound(dense), s = lower_bound(spread), r = lower_bound(reversed_in_time(dense));
+    EXPECT_GT(d.peak_live_bytes, 0);
+    EXPECT_EQ(s.peak_live_bytes, d.peak_live_bytes);
+    EXPECT_EQ(s.peak_step, d.peak_step * 1000 + 7);
+    EXPECT_EQ(r.peak_live_bytes, d.peak_live_bytes);
+    int64_t at_peak = 0;  // what lives at the step the bound names
+    for (const Buffer& b : dense.buffers) at_peak += b.lower <= d.peak_step && d.peak_step < b.upper ? b.size : 0;
+    EXPECT_EQ(at_peak, d.peak_live_bytes);
+  }
 }
 
 }  // namespace
