@@ -71,5 +71,27 @@ TEST(AllocateGreedy, PortfolioIsAtLeastAsGoodAsEachRun) {
   }
 }
 
+// The sweep orders its events by counting where steps are dense and by a stable sort where they
+// are far apart: the same offsets either way, in every order.
+TEST(AllocateGreedy, SweepPlacesTheSameWhetherStepsAreDenseOrSpread) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    SCOPED_TRACE(seed);
+    Problem dense = generate_random_problem(seed, 400, 1000, /*with_alignment=*/seed % 2 == 0);
+    dense.buffers[3].size = 0;
+    Problem spread = dense;
+    for (Buffer& b : spread.buffers) {
+      b.lower = b.lower * 1000 - 5;
+      b.upper = b.upper * 1000 - 5;
+    }
+    for (const GreedyOrder order :
+         {GreedyOrder::kSizeDesc, GreedyOrder::kDurationDesc, GreedyOrder::kAreaDesc, GreedyOrder::kLowerAsc}) {
+      const GreedyRun run{GreedyStrategy::kSweepBestFit, order};
+      const Solution d = plan_greedy(dense, run);
+      testing::expect_valid_plan(dense, d);
+      EXPECT_EQ(plan_greedy(spread, run).offsets, d.offsets) << to_string(order);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace memledger::allocate
