@@ -3,15 +3,13 @@
 #include <algorithm>
 #include <vector>
 
+#include "dense_steps.h"
+
 namespace memledger::allocate {
 namespace {
 
-// Steps as dense as a problem's usually are (operator indices, a few per buffer at most): a
-// difference array over them is linear and reads each buffer once, where sorting the events
-// took a quarter of plan_greedy's time at 10^6 buffers.
-constexpr uint64_t kDenseStepsPerBuffer = 4;
-
-// Sums of sizes per step from a difference array over the steps [first, first + span).
+// Sums of sizes per step from a difference array over the steps [first, first + span): linear,
+// where sorting the events took a quarter of plan_greedy's time at 10^6 buffers.
 void sweep_dense(const Problem& problem, int64_t first, uint64_t span, LowerBound& bound) {
   std::vector<int64_t> change(span + 1, 0);
   for (const Buffer& b : problem.buffers) {
@@ -71,7 +69,7 @@ LowerBound lower_bound(const Problem& problem) {
   }
   if (sized > 0) {
     const uint64_t span = static_cast<uint64_t>(last) - static_cast<uint64_t>(first);  // last >= first: no wrap
-    if (span <= kDenseStepsPerBuffer * sized) {
+    if (steps_are_dense(span, sized)) {
       sweep_dense(problem, first, span, bound);
     } else {
       sweep_sorted(problem, bound);
