@@ -23,6 +23,7 @@
 #include "memledger/core/tensor.h"
 #include "memledger/ir/attribute.h"
 #include "memledger/ir/ids.h"
+#include "memledger/ir/quantization.h"
 
 namespace memledger {
 
@@ -33,6 +34,7 @@ struct Value {
   AxisRoles roles;        // one per axis; kOther where no operator states a role
   SharedTensor constant;  // a constant's values, stored once and compact, shared by copies
   NodeId producer;        // invalid for graph inputs and constants
+  std::optional<Quantization> quant;  // integers standing for reals (ir/quantization.h)
 
   bool is_constant() const { return constant.has_value(); }
 };
@@ -59,6 +61,7 @@ class Graph {
  public:
   std::string name = "main";
   int64_t opset = 13;
+  Requantization requantization = Requantization::kFloatScale;  // the model source's rule
 
   ValueId add_value(Value value);
   ValueId add_input(Value value);
