@@ -78,10 +78,14 @@ ALL_MODELS = ["mobilenet_v2", "mobilenet_v2@96", "mobilenet_v2@160", "mnasnet1_0
               "googlenet"]
 
 # Ops quantized with their own calibrated output range.
-OWN_RANGE_OPS = {"Conv", "Gemm", "MatMul", "Add", "Mul", "AveragePool", "GlobalAveragePool", "Concat", "Sigmoid",
-                 "HardSigmoid", "HardSwish"}
+# ReduceMean is not in onnxruntime's quantizer's list: mnasnet and shufflenet end in a mean over
+# H and W (GlobalAveragePool + Flatten), which would otherwise leave a float activation buffer.
+OWN_RANGE_OPS = {"Conv", "Gemm", "MatMul", "Add", "Mul", "AveragePool", "GlobalAveragePool", "ReduceMean", "Concat",
+                 "Sigmoid", "HardSigmoid", "HardSwish"}
 # Ops whose outputs keep their (first) input's parameters; only their first input is data.
-SHARED_OPS = {"MaxPool", "Resize", "Split", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze"}
+# Slice: shufflenet's channel split (x.chunk) exports as Slice.
+SHARED_OPS = {"MaxPool", "Resize", "Split", "Slice", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze",
+              "Identity"}
 # Relu / Clip(min 0) directly after one of these are absorbed into its output range.
 ABSORBING_OPS = OWN_RANGE_OPS
 QMIN, QMAX = -128, 127
@@ -235,16 +239,27 @@ class QdqWriter:
         self.graph = model.graph
         self.ranges = ranges
         self.consts = {t.name: numpy_helper.to_array(t) for t in self.graph.initializer}
+        # Constant nodes, and the Identity nodes the exporter writes where it merged identical
+        # initializers (a bias of one layer is an Identity of another's): constants too.
+        self.const_nodes = set()
         for node in self.graph.node:
             if node.op_type == "Constant":
                 attr = {a.name: a for a in node.attribute}
                 if "value" in attr:
                     self.consts[node.output[0]] = numpy_helper.to_array(attr["value"].t)
+                    self.const_nodes.add(node.output[0])
+            elif node.op_type == "Identity" and node.input[0] in self.consts:
+                self.consts[node.output[0]] = self.consts[node.input[0]]
+                self.const_nodes.add(node.output[0])
         self.graph_outputs = {o.name for o in self.graph.output}
+        inferred = onnx.shape_inference.infer_shapes(model)
+        self.types = {vi.name: vi.type.tensor_type.elem_type for vi in list(inferred.graph.value_info) +
+                      list(inferred.graph.output) + list(inferred.graph.input)}
+        self.types.update({name: onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[a.dtype] for name, a in self.consts.items()})
         self.new_inits: list[TensorProto] = []
         self.names: set[str] = set(self.consts) | {o for n in self.graph.node for o in n.output}
         self.stats = {"absorbed": {}, "weights": [], "biases": 0, "activations": {}, "float_ops": {},
-                      "quantized_ops": {}, "shared": 0}
+                      "quantized_ops": {}, "shape_ops": {}, "shared": 0}
 
     def unique(self, name: str) -> str:
         candidate, i = name, 1
@@ -351,6 +366,12 @@ class QdqWriter:
                                               name=self.unique(f"{name}_DequantizeLinear")))
         return out
 
+    def is_float(self, node: onnx.NodeProto) -> bool:
+        """Whether the node's data input and its outputs are float tensors."""
+        names = [node.input[0]] if node.input else []
+        names += [o for o in node.output if o]
+        return all(self.types.get(name) == TensorProto.FLOAT for name in names)
+
     def own_params(self, tensor: str, node: onnx.NodeProto) -> tuple:
         return (*activation_params(*self.range_of(tensor, node)), tensor)
 
@@ -365,6 +386,8 @@ class QdqWriter:
         # parameters only when that input is already quantized, as onnxruntime's quantizer does.
         for index, node in enumerate(self.graph.node):
             op = node.op_type
+            if not self.is_float(node):
+                continue  # shape arithmetic (shufflenet's split sizes: Shape, Gather, Add on int64)
             if op in OWN_RANGE_OPS:
                 weighted = op in ("Conv", "Gemm") or (op == "MatMul" and node.input[1] in self.consts)
                 if weighted:
@@ -394,14 +417,14 @@ class QdqWriter:
                 for out in node.output:
                     params[out] = self.own_params(out, node)
                 quantized_nodes.add(index)
-            elif op in SHARED_OPS and node.input[0] in params:
+            elif op in SHARED_OPS and node.input[0] in params and node.output[0] not in self.const_nodes:
                 for out in node.output:
                     params[out] = params[node.input[0]]
                 quantized_nodes.add(index)
         for index, node in enumerate(self.graph.node):
-            if node.op_type == "Constant":
+            if node.output[0] in self.const_nodes:
                 continue
-            bucket = "quantized_ops" if index in quantized_nodes else "float_ops"
+            bucket = "quantized_ops" if index in quantized_nodes else "float_ops" if self.is_float(node) else "shape_ops"
             self.stats[bucket][node.op_type] = self.stats[bucket].get(node.op_type, 0) + 1
         return self.insert_pairs(params)
 
@@ -446,9 +469,16 @@ class QdqWriter:
             for j, name in enumerate(node.input):
                 if name in renamed:
                     node.input[j] = renamed[name]
-        # Drop what nothing reads any more: the float weights and the absorbed Clips' bounds.
-        used = {name for node in nodes for name in node.input} | self.graph_outputs
-        nodes = [n for n in nodes if n.op_type != "Constant" or n.output[0] in used]
+        # Drop what nothing reads any more: the float weights, the absorbed Clips' bounds and the
+        # Identity nodes of weights (backwards, so an Identity's source goes when it does).
+        used = set(self.graph_outputs)
+        kept = []
+        for n in reversed(nodes):
+            if n.output[0] in self.const_nodes and n.output[0] not in used:
+                continue
+            kept.append(n)
+            used.update(n.input)
+        nodes = kept[::-1]
         del graph.node[:]
         graph.node.extend(nodes)
         inits = [t for t in graph.initializer if t.name in used] + [t for t in self.new_inits if t.name in used]
@@ -481,9 +511,12 @@ def safe(name: str) -> str:
 
 
 def compare(floats: list[np.ndarray], ints: list[np.ndarray]) -> dict:
-    cosines, agree, max_abs = [], 0, 0.0
+    cosines, agree, max_abs, margins, ties = [], 0, 0.0, [], 0
     for f, q in zip(floats, ints):
         f64, q64 = f.astype(np.float64).ravel(), q.astype(np.float64).ravel()
+        top2 = np.sort(f64)[-2:] if f64.size > 1 else np.zeros(2)
+        margins.append(float(top2[1] - top2[0]))
+        ties = max(ties, int((q64 == q64.max()).sum()))
         denom = np.linalg.norm(f64) * np.linalg.norm(q64)
         cosines.append(float(f64 @ q64 / denom) if denom else 0.0)
         agree += int(np.argmax(f64) == np.argmax(q64))
@@ -491,6 +524,11 @@ def compare(floats: list[np.ndarray], ints: list[np.ndarray]) -> dict:
     return {"inputs": len(floats), "top1_agreement": agree, "top1_agreement_rate": round(agree / len(floats), 4),
             "cosine_mean": round(float(np.mean(cosines)), 6), "cosine_min": round(float(np.min(cosines)), 6),
             "max_abs_difference": max_abs,
+            # The float output's gap between its two largest values, smallest over the inputs:
+            # a top-1 disagreement where it is below max_abs_difference is noise, not a failure.
+            "float_top1_margin_min": min(margins),
+            # The most outputs sharing the int8 model's largest value (argmax takes the first).
+            "int8_top1_ties_max": ties,
             "max_abs_float_output": max(float(np.abs(f).max()) for f in floats)}
 
 
@@ -555,6 +593,7 @@ def quantize_model(spec: str, float_dir: Path, float_entry: dict, out: Path, key
         "nodes": dict(sorted(counts.items())),
         "quantized_ops": dict(sorted(writer.stats["quantized_ops"].items())),
         "float_ops": dict(sorted(writer.stats["float_ops"].items())),
+        "shape_ops": dict(sorted(writer.stats["shape_ops"].items())),
         "absorbed": writer.stats["absorbed"],
         "scales": {
             "activations": len(acts),
