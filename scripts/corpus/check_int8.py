@@ -9,8 +9,9 @@ activations' per tensor); every Conv / Gemm / MatMul weight is a DequantizeLinea
 initializer, per channel along the quantizer's axis, zero points 0, values in [-127, 127]; every
 bias a DequantizeLinear of an int32 initializer with zero point 0 and scale exactly
 s_input * s_weight[c] in float32; every float data input of a quantized operator is a
-DequantizeLinear's output (shape arithmetic on int64 is left alone); no Relu or Clip reads an operator that absorbs them; the input and
-onnxruntime's output .npy match their manifest records. Prints one line per model and exits 1
+DequantizeLinear's output (int64 shape arithmetic is left alone); no Relu or Clip reads an
+operator that absorbs them; the input and onnxruntime's output .npy match their manifest
+records. Prints one line per model and exits 1
 on the first model that fails a check (naming the node and field), 2 on a missing folder.
 
   /usr/bin/python3 scripts/corpus/check_int8.py DIR [--models a,b]
@@ -71,7 +72,8 @@ def check_model(path: Path) -> dict:
         scale, zero_point = inits[node.input[1]], inits[node.input[2]]
         expect(scale.dtype == np.float32 and np.isfinite(scale).all() and (scale > 0).all(),
                f"node '{node.name}' ({node.op_type}): field scale not finite float32 > 0")
-        expect(scale.shape == zero_point.shape, f"node '{node.name}' ({node.op_type}): scale and zero point shapes differ")
+        expect(scale.shape == zero_point.shape,
+               f"node '{node.name}' ({node.op_type}): scale and zero point shapes differ")
         return scale, zero_point
 
     counts = {"pairs": 0, "weights": 0, "biases": 0}
@@ -126,7 +128,8 @@ def check_model(path: Path) -> dict:
             if len(node.input) > 2 and node.input[2]:
                 b_dq = dq_of(node, 2, "B")
                 b = inits.get(b_dq.input[0])
-                expect(b is not None and b.dtype == np.int32, f"node '{node.name}' ({op}): field B not an int32 initializer")
+                expect(b is not None and b.dtype == np.int32,
+                       f"node '{node.name}' ({op}): field B not an int32 initializer")
                 s_b, z_b = inits[b_dq.input[1]], inits[b_dq.input[2]]
                 expect(z_b.dtype == np.int32 and not z_b.any(), f"node '{node.name}' ({op}): field B zero points not 0")
                 expect(np.array_equal(s_b, (np.float32(s_in) * s_w).astype(np.float32)),

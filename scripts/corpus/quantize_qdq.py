@@ -13,13 +13,14 @@ QuantFormat.QDQ, per_channel=True, activation and weight type QInt8, MinMax cali
   layout       QuantizeLinear -> DequantizeLinear after every quantized activation (after the
                graph input too; a graph output is the final DequantizeLinear's output, float),
                DequantizeLinear on the int8 / int32 initializers, around Conv, Gemm, MatMul,
-               Add, Mul, AveragePool, GlobalAveragePool, Concat, Sigmoid, HardSigmoid,
-               HardSwish (their own output ranges); MaxPool, Resize, Split and the shape-only
-               Reshape, Flatten, Transpose, Squeeze, Unsqueeze keep their input's parameters.
-               A Relu, or a Clip with min 0, that is the only consumer of a quantized op's
-               output is removed and that op takes its output range, as onnxruntime's
-               quantizer does (QDQRemovableActivation). Other ops stay float between a
-               DequantizeLinear and a QuantizeLinear.
+               Add, Mul, AveragePool, GlobalAveragePool, ReduceMean, Concat, Sigmoid,
+               HardSigmoid, HardSwish (their own output ranges); MaxPool, Resize, Split, Slice
+               and the shape-only Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Identity
+               keep their input's parameters. A Relu, or a Clip with min 0, that is the only
+               consumer of a quantized op's output is removed and that op takes its output
+               range, as onnxruntime's quantizer does (QDQRemovableActivation). Other float ops
+               stay float between a DequantizeLinear and a QuantizeLinear; int64 shape
+               arithmetic is left alone.
 
 Calibration runs onnxruntime-node (tests/ort/calibrate.mjs) on a copy of the float model with
 every intermediate tensor added as a graph output, over N seeded N(0,1) inputs (--calibration).
@@ -29,7 +30,8 @@ it computes the graph the quantized model is made of.
 
 Each model is then checked with onnx.checker (full check) and run in onnxruntime-node on
 --eval further seeded inputs against its float model: top-1 agreement and cosine similarity
-of the outputs go into manifest.json. Per model the output folder gets
+of the outputs go into manifest.json, and onnxruntime's fused integer kernels (graph
+optimisations on) against the QDQ semantics, in output LSBs. Per model the output folder gets
 
   <name>.int8.onnx     the QDQ model (<name> is the torchvision name, with _<side> when the
                        input is not 224 x 224: mobilenet_v2_96)
@@ -181,7 +183,7 @@ def node_run(script: str, args: list[str], ort_dir: Path, node: str) -> None:
     env = dict(os.environ, NODE_PATH=str(ort_dir / "node_modules"))
     result = subprocess.run([node, str(ort_dir / script), *args], env=env, capture_output=True, text=True)
     if result.returncode != 0:
-        raise QuantizeError(f"{script} failed ({result.returncode}): {result.stderr.strip()[-2000:]}")
+        raise RuntimeError(f"{script} failed ({result.returncode}): {result.stderr.strip()[-2000:]}")
 
 
 def calibrate(model: onnx.ModelProto, inputs: list[np.ndarray], tmp: Path, ort_dir: Path, node: str) -> dict:
@@ -424,7 +426,8 @@ class QdqWriter:
         for index, node in enumerate(self.graph.node):
             if node.output[0] in self.const_nodes:
                 continue
-            bucket = "quantized_ops" if index in quantized_nodes else "float_ops" if self.is_float(node) else "shape_ops"
+            bucket = ("quantized_ops" if index in quantized_nodes else
+                      "float_ops" if self.is_float(node) else "shape_ops")
             self.stats[bucket][node.op_type] = self.stats[bucket].get(node.op_type, 0) + 1
         return self.insert_pairs(params)
 
@@ -552,25 +555,29 @@ def quantize_model(spec: str, float_dir: Path, float_entry: dict, out: Path, key
         qmodel = writer.run()
         onnx.checker.check_model(qmodel, full_check=True)
         data = qmodel.SerializeToString()
-        q_path = out / f"{cname}.int8.onnx"
-        write_atomic(q_path, data)
+        # Everything is made and run in the temporary folder; the output folder gets the three
+        # files only once all of it succeeded (no partial output).
+        q_path = tmp / f"{cname}.int8.onnx"
+        q_path.write_bytes(data)
         float_outputs = run_outputs(float_path, evaluation, tmp, args.ort_dir, args.node, "float")
         int8_outputs = run_outputs(q_path, evaluation, tmp, args.ort_dir, args.node, "int8")
         accuracy = compare(float_outputs, int8_outputs)
         # The corpus input and onnxruntime's output of the int8 model for it (run_model.mjs).
-        x = np.load(float_dir / f"float{side}" / float_entry["input"]["file"])
-        write_atomic(out / f"{cname}.input.npy", npy_bytes(x))
-        node_run("run_model.mjs", [str(q_path), str(tmp / "ref"), f"{float_entry['input_name']}={out / f'{cname}.input.npy'}"],
-                 args.ort_dir, args.node)
+        x_path = tmp / f"{cname}.input.npy"
+        x_path.write_bytes(npy_bytes(np.load(float_dir / f"float{side}" / float_entry["input"]["file"])))
+        feed = f"{float_entry['input_name']}={x_path}"
+        node_run("run_model.mjs", [str(q_path), str(tmp / "ref"), feed], args.ort_dir, args.node)
         y = np.load(tmp / "ref" / f"{safe(float_entry['output_name'])}.npy")
-        write_atomic(out / f"{cname}.int8.ort.npy", npy_bytes(y))
         y_float = np.load(float_dir / f"float{side}" / float_entry["reference_output"]["file"])
         on_input = compare([y_float], [y])
         # onnxruntime with its graph optimisations fuses DQ -> op -> Q into QLinearConv and the
         # like: how far its integer kernels are from the QDQ semantics, in output LSBs.
-        node_run("run_model.mjs", [str(q_path), str(tmp / "opt"), f"{float_entry['input_name']}={out / f'{cname}.input.npy'}",
-                                   "--optimize"], args.ort_dir, args.node)
+        node_run("run_model.mjs", [str(q_path), str(tmp / "opt"), feed, "--optimize"], args.ort_dir, args.node)
         y_opt = np.load(tmp / "opt" / f"{safe(float_entry['output_name'])}.npy")
+        write_atomic(out / f"{cname}.input.npy", x_path.read_bytes())
+        write_atomic(out / f"{cname}.int8.ort.npy", npy_bytes(y))
+        write_atomic(out / q_path.name, data)
+        q_path = out / q_path.name
     counts = {}
     for node in qmodel.graph.node:
         counts[node.op_type] = counts.get(node.op_type, 0) + 1
@@ -582,7 +589,7 @@ def quantize_model(spec: str, float_dir: Path, float_entry: dict, out: Path, key
     entry = {
         "key": key | {"float_sha256": float_entry["variants"][0]["sha256"], "input_side": side},
         "torchvision_name": name,
-        "float_model": str(float_path),
+        "float_model": os.path.relpath(float_path, out),
         "input_name": float_entry["input_name"],
         "input_shape": shape,
         "output_name": out_name,
@@ -662,7 +669,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--force", action="store_true", help="quantize even when the cached files are current")
     parser.add_argument("--list", action="store_true", help="print the models that would be made and exit")
     args = parser.parse_args(argv)
-    specs = ALL_MODELS if args.all else [s.strip() for s in (args.models or ",".join(CI_MODELS)).split(",") if s.strip()]
+    listed = (args.models or ",".join(CI_MODELS)).split(",")
+    specs = ALL_MODELS if args.all else [s.strip() for s in listed if s.strip()]
     try:
         parsed = [parse_spec(s) for s in specs]
     except ValueError as e:
@@ -679,6 +687,14 @@ def main(argv: list[str]) -> int:
            "eval_inputs": args.eval, "onnx": importlib.metadata.version("onnx"),
            "numpy": importlib.metadata.version("numpy"), "onnxruntime_node": ort_version(args.ort_dir)}
     manifest = load_manifest(out)
+    # Entries made under another quantizer version, seed, count or library version are stale:
+    # drop them and their files so the folder never mixes corpora.
+    for cname, entry in list(manifest["models"].items()):
+        if {k: entry.get("key", {}).get(k) for k in key} != key:
+            for record in (entry.get("file"), entry.get("input"), entry.get("ort_output")):
+                if isinstance(record, dict) and "file" in record:
+                    (out / record["file"]).unlink(missing_ok=True)
+            del manifest["models"][cname]
     float_manifests = {}
     for side in sorted({s for _, s in parsed}):
         float_manifests[side] = export_float(float_dir, [n for n, s in parsed if s == side], side, args.seed)
@@ -696,7 +712,11 @@ def main(argv: list[str]) -> int:
         try:
             entry = quantize_model(spec, float_dir, fentry, out, key, args)
         except (QuantizeError, onnx.checker.ValidationError) as e:
-            failed[cname] = str(e)
+            failed[cname] = 2
+            print(f"[{i}/{len(todo)}] {cname}: FAILED: {e}", flush=True)
+            continue
+        except RuntimeError as e:
+            failed[cname] = 1
             print(f"[{i}/{len(todo)}] {cname}: FAILED: {e}", flush=True)
             continue
         manifest["models"][cname] = entry
@@ -708,7 +728,8 @@ def main(argv: list[str]) -> int:
     save_manifest(out, manifest)
     if failed:
         print(f"corpus-int8: {len(failed)} failed: {', '.join(failed)}", file=sys.stderr)
-        return 1
+        # 2: a model this quantizer cannot write (the message names node and field); 1: a tool failed.
+        return max(failed.values())
     return 0
 
 

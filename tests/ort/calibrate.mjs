@@ -8,8 +8,8 @@
 //
 // OUT.json: {"runs": N, "ranges": {"<tensor>": [min, max], ...}}. The model must have one graph
 // input (named by --input when it has more). --save DIR also writes every float output of run i
-// as DIR/<i>.<name>.npy (the quantizer's float-against-int8 evaluation, one session for N inputs). Exit status 2 on bad arguments or input, 1 when a
-// tensor holds NaN or an infinity.
+// as DIR/<i>.<name>.npy (the quantizer's float-against-int8 evaluation, one session for N
+// inputs). Exit status 2 on bad arguments or input, 1 when a tensor holds NaN or an infinity.
 import { createRequire } from "node:module";
 import fs from "node:fs";
 
@@ -63,9 +63,14 @@ if (positional.length < 3) {
   fail("usage: calibrate.mjs MODEL.onnx OUT.json INPUT.npy [INPUT.npy ...] [--input NAME] [--save DIR]");
 }
 const [model, outFile, ...inputs] = positional;
-const session = await ort.InferenceSession.create(model, {
-  intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: "sequential", graphOptimizationLevel: "disabled",
-});
+let session;
+try {
+  session = await ort.InferenceSession.create(model, {
+    intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: "sequential", graphOptimizationLevel: "disabled",
+  });
+} catch (e) {
+  fail(`${model}: ${e.message}`);
+}
 if (!inputName) {
   if (session.inputNames.length !== 1) fail(`${model}: ${session.inputNames.length} inputs; name one with --input`);
   inputName = session.inputNames[0];
@@ -75,7 +80,12 @@ if (!inputName) {
 
 const ranges = {};
 for (const [run, file] of inputs.entries()) {
-  const outputs = await session.run({ [inputName]: readFloatNpy(file) });
+  let outputs;
+  try {
+    outputs = await session.run({ [inputName]: readFloatNpy(file) });
+  } catch (e) {
+    fail(`${file}: ${e.message}`);
+  }
   for (const [name, tensor] of Object.entries(outputs)) {
     if (tensor.type !== "float32") continue; // shapes, indices: nothing to quantize
     if (saveDir) writeFloatNpy(`${saveDir}/${run}.${name.replace(/[^A-Za-z0-9._-]/g, "_")}.npy`, tensor);
