@@ -572,8 +572,12 @@ def quantize_model(spec: str, float_dir: Path, float_entry: dict, out: Path, key
         on_input = compare([y_float], [y])
         # onnxruntime with its graph optimisations fuses DQ -> op -> Q into QLinearConv and the
         # like: how far its integer kernels are from the QDQ semantics, in output LSBs.
-        node_run("run_model.mjs", [str(q_path), str(tmp / "opt"), feed, "--optimize"], args.ort_dir, args.node)
+        node_run("run_model.mjs", [str(q_path), str(tmp / "opt"), feed, "--optimize", "--optimized-model",
+                                   str(tmp / "optimized.onnx")], args.ort_dir, args.node)
         y_opt = np.load(tmp / "opt" / f"{safe(float_entry['output_name'])}.npy")
+        fused = {}
+        for n in onnx.load(str(tmp / "optimized.onnx"), load_external_data=False).graph.node:
+            fused[n.op_type] = fused.get(n.op_type, 0) + 1
         write_atomic(out / f"{cname}.input.npy", x_path.read_bytes())
         write_atomic(out / f"{cname}.int8.ort.npy", npy_bytes(y))
         write_atomic(out / q_path.name, data)
@@ -619,7 +623,10 @@ def quantize_model(spec: str, float_dir: Path, float_entry: dict, out: Path, key
         "accuracy_on_corpus_input": on_input,
         "ort_optimized_against_qdq": {"max_lsb": round(float(lsb.max()), 3),
                                       "within_1_lsb": round(float((lsb <= 1.001).mean()), 6),
-                                      "equal": round(float((lsb < 0.001).mean()), 6)},
+                                      "equal": round(float((lsb < 0.001).mean()), 6),
+                                      # The graph it ran: which groups became integer operators
+                                      # (QLinearConv, QGemm, ...) and which stayed DQ -> float op -> Q.
+                                      "nodes": dict(sorted(fused.items()))},
         "seconds": {"calibration": round(calibrated - started, 2), "total": round(time.monotonic() - started, 2)},
     }
     return entry
