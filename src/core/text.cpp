@@ -36,6 +36,22 @@ bool is_valid_utf8(std::string_view text) {
   return true;
 }
 
+std::string escape_non_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = utf8_length(text, i);
+    if (n == 0) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i]));
+      ++i;
+      continue;
+    }
+    out.append(text.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
 std::string escape_for_terminal(std::string_view text, bool keep_line_breaks) {
   std::string out;
   out.reserve(text.size());

@@ -8,6 +8,7 @@
 
 #include "memledger/core/error.h"
 #include "memledger/core/input_file.h"
+#include "memledger/core/text.h"
 
 namespace memledger {
 namespace {
@@ -232,8 +233,9 @@ DeviceProfile resolve_device(const std::string& name_or_path) {
 }
 
 std::string describe_profile(const DeviceProfile& p) {
-  return fmt::format("{} ({}): capacity {}, alignment {} B, {}, aligned run = {}{}, storage {}, constants {}{}", p.name,
-                     p.source, p.unlimited() ? std::string("unlimited") : fmt::format("{} B", p.capacity_bytes),
+  return fmt::format("{} ({}): capacity {}, alignment {} B, {}, aligned run = {}{}, storage {}, constants {}{}",
+                     escape_for_terminal(p.name), escape_for_terminal(p.source),
+                     p.unlimited() ? std::string("unlimited") : fmt::format("{} B", p.capacity_bytes),
                      p.alignment_bytes, to_string(p.layout), to_string(p.aligned_run),
                      p.unit_inner_merge ? " (unit_inner_merge)" : "", p.storage ? dtype_name(*p.storage) : "model",
                      to_string(p.constants), p.inputs == InputResidency::kExternal ? ", inputs external" : "");

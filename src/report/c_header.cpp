@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "memledger/core/error.h"
+#include "memledger/core/text.h"
 #include "memledger/version.h"
 
 namespace memledger {
@@ -51,10 +52,11 @@ std::string c_string(const std::string& s) {
   return out + "\"";
 }
 
-// Text for a comment: no "*/" can close it early, no control bytes.
+// Text for a comment: no "*/" can close it early, no control bytes; bytes that are not UTF-8
+// as \xNN (core/text.h), other bytes outside printable ASCII as '?'.
 std::string comment_text(const std::string& s) {
   std::string out;
-  for (unsigned char c : s) out += (c < 0x20 || c >= 0x7F) ? '?' : static_cast<char>(c);
+  for (unsigned char c : escape_non_utf8(s)) out += (c < 0x20 || c >= 0x7F) ? '?' : static_cast<char>(c);
   for (size_t at = out.find("*/"); at != std::string::npos; at = out.find("*/")) out.replace(at, 2, "* /");
   return out;
 }

@@ -1,4 +1,5 @@
 #include "memledger/report/fit_report.h"
+#include "core/json_text.h"
 
 #include <fmt/format.h>
 
@@ -107,7 +108,7 @@ std::string fit_report_json(const FitResult& fit, const DeviceProfile& profile, 
                    {"in_place", fit.plan_options.in_place},
                    {"steps", steps},
                    {"patches", patches}};
-  return report.dump(2) + "\n";
+  return json_text(report) + "\n";
 }
 
 }  // namespace memledger

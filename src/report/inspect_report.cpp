@@ -1,4 +1,5 @@
 #include "memledger/report/inspect_report.h"
+#include "core/json_text.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -205,7 +206,7 @@ std::string inspection_json(const Graph& g, const DeviceProfile& profile, const 
   j["unknown_operators"] = ordered_json::array();
   for (NodeId n : r.unknown)
     j["unknown_operators"].push_back({{"node", g.node(n).label()}, {"op", g.node(n).op}, {"domain", g.node(n).domain}});
-  return j.dump(2) + "\n";
+  return json_text(j) + "\n";
 }
 
 }  // namespace memledger

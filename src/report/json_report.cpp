@@ -1,4 +1,5 @@
 #include "memledger/report/json_report.h"
+#include "core/json_text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -101,7 +102,7 @@ std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const D
                  {"buffers", buffers},
                  {"timeline", timeline}};
   if (sim) report["sim"] = json::parse(sim::sim_report_json(*sim));
-  return report.dump(2) + "\n";
+  return json_text(report) + "\n";
 }
 
 }  // namespace memledger

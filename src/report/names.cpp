@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "memledger/core/text.h"
+
 namespace memledger::report {
 namespace {
 
@@ -31,7 +33,7 @@ std::string shorten(const std::string& name, size_t width) {
 std::string escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  for (char c : escape_non_utf8(text)) {
     switch (c) {
       case '&':
         out += "&amp;";

@@ -18,7 +18,8 @@ size_t glyphs(std::string_view text);
 // boundary. Widths under 3 leave the name whole.
 std::string shorten(const std::string& name, size_t width);
 
-// Text for HTML and SVG content and attribute values: & < > " ' as entities.
+// Text for HTML and SVG content and attribute values: & < > " ' as entities, bytes that
+// are not UTF-8 as \\xNN (core/text.h).
 std::string escape(std::string_view text);
 
 }  // namespace memledger::report

@@ -1,4 +1,5 @@
 #include "memledger/report/optimize_report.h"
+#include "core/json_text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -21,7 +22,7 @@ std::string optimize_report_json(const OptimizeResult& result, const Graph& orig
                             {"kernels", kernel_set_name(result.verification.kernels)}};
   report["before"] = nlohmann::json::parse(plan_report_json(original, before, profile, model));
   report["after"] = nlohmann::json::parse(plan_report_json(result.graph, after, profile, output));
-  return report.dump(2) + "\n";
+  return json_text(report) + "\n";
 }
 
 }  // namespace memledger

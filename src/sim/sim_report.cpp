@@ -1,4 +1,5 @@
 #include "memledger/sim/sim_report.h"
+#include "core/json_text.h"
 
 #include <fmt/format.h>
 
@@ -156,7 +157,7 @@ std::string sim_report_json(const SimReport& r) {
                    {"fits_external", r.fits_external},
                    {"generic_operators", r.generic_operators},
                    {"operators", ops}};
-  return j.dump(2);
+  return json_text(j);
 }
 
 }  // namespace memledger::sim

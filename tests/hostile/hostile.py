@@ -264,8 +264,17 @@ def csv(path, text):
 
 
 # Each file a case may name, built on demand in the case's folder.
+# File names that are not UTF-8 (legal on Linux): Python holds the byte 0xFF as the
+# surrogate U+DCFF and writes it back as that byte.
+NON_UTF8_MODEL = os.fsdecode(b"m\xff.onnx")
+NON_UTF8_PROFILE = os.fsdecode(b"d\xff.toml")
+ESCAPED_MODEL = b"m\\xff.onnx"  # how every writer shows it (core/text.h: escape_non_utf8) ...
+JSON_ESCAPED_MODEL = b"m\\\\xff.onnx"  # ... and that text as a JSON string writes it
+
 FILES = {
     "m.onnx": lambda p: relu_model(p),
+    NON_UTF8_MODEL: lambda p: relu_model(p),
+    NON_UTF8_PROFILE: lambda p: profile(p),
     "x_in.onnx": lambda p: relu_model(p, name_in="x", name_out="x_in"),
     "two.onnx": two_output_model,
     "big_input.onnx": lambda p: relu_model(p, shape=(805_000_000,)),
@@ -357,10 +366,12 @@ SPECIAL = {
 class Case:
     # pending: why the case does not pass yet (its fix belongs to another part); CTest runs
     # it with WILL_FAIL, so it turns red the day the fix lands and the mark must go.
-    def __init__(self, name, args, code, files=(), special=(), message=None, new=(), seconds=30, pending=None):
+    # contains: per expected output, bytes it must hold (the escaped name of a non-UTF-8 file).
+    def __init__(self, name, args, code, files=(), special=(), message=None, new=(), seconds=30, pending=None,
+                 contains=None):
         self.name, self.args, self.code = name, args, code
         self.files, self.special, self.message, self.new, self.seconds = files, special, message, new, seconds
-        self.pending = pending
+        self.pending, self.contains = pending, contains or {}
 
 
 C = Case
@@ -520,6 +531,21 @@ CASES = [
     C("run_npy_descr_last", ["run", "m.onnx", "--input", "x=descr_last.npy"], 0, ["m.onnx", "descr_last.npy"]),
     C("run_escape_in_names", ["run", "escape.onnx"], 0, ["escape.onnx"], message="\\\\x1b\\[31mred"),
     C("plan_escape_in_names", ["plan", "escape.onnx"], 0, ["escape.onnx"], message="\\\\x1b\\[31mred"),
+    # 9. file names that are not UTF-8: escaped the same way in every writer, never a crash
+    C("plan_non_utf8_path", ["plan", NON_UTF8_MODEL, "--json", "p.json", "--html", "p.html", "--emit-c", "p.h",
+                             "--csv", "p.csv"], 0,
+      [NON_UTF8_MODEL], new=["p.json", "p.html", "p.h", "p.csv"], message="m\\\\xff\\.onnx",
+      contains={"p.json": JSON_ESCAPED_MODEL, "p.html": ESCAPED_MODEL, "p.h": ESCAPED_MODEL}),
+    C("plan_non_utf8_profile", ["plan", "m.onnx", "--device", NON_UTF8_PROFILE, "--json", "p.json"], 0,
+      ["m.onnx", NON_UTF8_PROFILE], new=["p.json"], message="hostile \\(d\\\\xff\\.toml\\)"),
+    C("inspect_json_non_utf8_path", ["inspect", NON_UTF8_MODEL, "--format", "json"], 0, [NON_UTF8_MODEL],
+      message="m\\\\\\\\xff\\.onnx"),
+    C("fit_non_utf8_path", ["fit", NON_UTF8_MODEL, "--device", "mcu", "--json", "f.json", "--html", "f.html"], 0,
+      [NON_UTF8_MODEL], new=["f.json", "f.html"], contains={"f.json": JSON_ESCAPED_MODEL, "f.html": ESCAPED_MODEL}),
+    C("optimize_non_utf8_path", ["optimize", NON_UTF8_MODEL, "-o", "o.onnx", "--json", "o.json"], 0,
+      [NON_UTF8_MODEL], new=["o.onnx", "o.json"], contains={"o.json": JSON_ESCAPED_MODEL}),
+    C("plan_sim_non_utf8_path", ["plan", NON_UTF8_MODEL, "--device", "teaching", "--sim", "--json", "s.json"], 0, [NON_UTF8_MODEL],
+      new=["s.json"], contains={"s.json": JSON_ESCAPED_MODEL}),
 ]
 BY_NAME = {c.name: c for c in CASES}
 assert len(BY_NAME) == len(CASES), "two cases with one name"
@@ -613,6 +639,12 @@ def run_case(case, program, work, memory_limit, time_scale=1.0):
     for rel in case.new:
         if case.code == 0 and rel not in after:
             problems.append(f"expected output {rel} is missing")
+    for rel, wanted in case.contains.items():
+        path = os.path.join(work, rel)
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                if wanted not in f.read():
+                    problems.append(f"{rel} does not hold {wanted!r}")
     if cpu_seconds > case.seconds * time_scale:
         problems.append(f"took {cpu_seconds:.1f} s of CPU time, bound {case.seconds * time_scale:g} s")
     print(f"{case.name}: exit {done.returncode} in {cpu_seconds:.2f} s CPU ({seconds:.2f} s wall), "

@@ -1,4 +1,5 @@
 #include "memledger/plan/allocate/allocation_json.h"
+#include "core/json_text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -38,7 +39,7 @@ std::string allocation_json(const Problem& problem, const Allocation& allocation
   doc["proven_bound_bytes"] = allocation.proven_bound;
   doc["capacity_bytes"] = allocation.capacity ? json(*allocation.capacity) : json(nullptr);
   doc["verdict"] = to_string(allocation.verdict);
-  return doc.dump(2) + "\n";
+  return json_text(doc) + "\n";
 }
 
 }  // namespace memledger::allocate
