@@ -15,10 +15,12 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "exec/fast/dnnl_node.h"
 #include "exec/fast/silu.h"
 #include "memledger/ir/op_table.h"
+#include "memledger/ir/self_gated.h"
 
 namespace memledger::exec::fast {
 namespace {
@@ -132,11 +134,20 @@ memory::desc act_desc(const memory::dims& dims, bool cl) {
   return plain_desc(dims, dt::f32);
 }
 
-// Unary activations: oneDNN eltwise over the flat buffer (same shape in and out).
+// Unary activations: oneDNN eltwise over the flat buffer (same shape in and out), then
+// clipped to [0, 1] where `clip_to_unit` (HardSigmoid: alpha·x + beta, then the clip; oneDNN
+// 2.6 has no hard sigmoid of its own).
 struct Activation {
   algorithm alg;
   float alpha = 0, beta = 0;
+  bool clip_to_unit = false;
 };
+
+// The activation's oneDNN post-ops (appended to `ops`).
+void append_activation(dnnl::post_ops& ops, const Activation& a) {
+  ops.append_eltwise(1.0f, a.alg, a.alpha, a.beta);
+  if (a.clip_to_unit) ops.append_eltwise(1.0f, algorithm::eltwise_clip_v2, 0.0f, 1.0f);
+}
 
 float constant_scalar(const Graph& g, const Node& n, size_t i, float fallback) {
   if (!has_in(n, i)) return fallback;
@@ -158,6 +169,8 @@ Activation activation_of(const Graph& g, const Node& n) {
   if (op == "Sqrt") return {algorithm::eltwise_sqrt};
   if (op == "Neg") return {algorithm::eltwise_linear, -1.0f, 0.0f};
   if (op == "HardSwish") return {algorithm::eltwise_hardswish};
+  if (op == "HardSigmoid")
+    return {algorithm::eltwise_linear, n.float_attr("alpha", 0.2f), n.float_attr("beta", 0.5f), true};
   if (op == "Clip") {
     const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
     if (g.opset < 11) return {algorithm::eltwise_clip_v2, n.float_attr("min", lo), n.float_attr("max", hi)};
@@ -166,12 +179,24 @@ Activation activation_of(const Graph& g, const Node& n) {
   not_fast("no activation " + op);
 }
 
-int silu_input(const Graph& g, const Node& mul);
+// The product x·gate(x) of a self-gated activation (ir/self_gated.h) as one oneDNN
+// algorithm: SiLU for a Sigmoid, hard-swish for a HardSigmoid with PyTorch's alpha 1/6 and
+// beta 1/2 (x·relu6(x + 3)/6, as torch.onnx writes nn.Hardswish below opset 14). Another
+// HardSigmoid has none: its Mul stays a Mul.
+std::optional<Activation> gated_product(const Node& gate) {
+  if (!is_self_gate(gate)) return std::nullopt;
+  if (gate.op == "Sigmoid") return Activation{algorithm::eltwise_swish, 1.0f, 0.0f};
+  if (gate.float_attr("alpha", 0.2f) == 1.0f / 6 && gate.float_attr("beta", 0.5f) == 0.5f)
+    return Activation{algorithm::eltwise_hardswish};
+  return std::nullopt;
+}
+
+int gated_input(const Graph& g, const Node& mul);
 
 // The activation a Conv's output goes through, that can be its post-op: one the op table
-// marks conv_post_op (Relu, Clip, Sigmoid) that alone reads the output (same shape, float, not a graph output), or a
-// SiLU's Mul whose Sigmoid and itself are the output's only readers. Null when there is none. (A squeeze-and-excitation
-// block's gate is a Conv on a 1×1 activation and its Sigmoid.)
+// marks conv_post_op (Relu, Clip, Sigmoid, HardSigmoid) that alone reads the output (same shape, float, not a graph
+// output), or a self-gated activation's Mul (SiLU, hard-swish) whose gate and itself are the output's only readers.
+// Null when there is none. (A squeeze-and-excitation block's gate is a Conv on a 1×1 activation and its Sigmoid.)
 struct PostOp {
   const Node* node = nullptr;  // the Relu, Clip or Mul whose output the post-op computes
   Activation activation;
@@ -182,14 +207,14 @@ PostOp fusable_activation(const Graph& g, const Node& conv) {
   const ValueId c = conv.outputs[0];
   if (g.is_graph_output(c) || g.value(c).dtype != DType::kFloat32) return {};
   const std::vector<NodeId> readers = g.consumers(c);
-  if (readers.size() == 2) {  // SiLU: Sigmoid(c) and Mul(c, sigmoid), in either order
+  if (readers.size() == 2) {  // gate(c) and Mul(c, gate), in either order
     for (int k = 0; k < 2; ++k) {
       const Node& mul = g.node(readers[static_cast<size_t>(k)]);
-      const Node& sigmoid = g.node(readers[static_cast<size_t>(1 - k)]);
-      const int x = silu_input(g, mul);
-      if (x >= 0 && mul.inputs[static_cast<size_t>(x)] == c && sigmoid.op == "Sigmoid" &&
-          mul.inputs[static_cast<size_t>(1 - x)] == sigmoid.outputs.at(0))
-        return {&mul, {algorithm::eltwise_swish, 1.0f, 0.0f}};
+      const Node& gate = g.node(readers[static_cast<size_t>(1 - k)]);
+      const int x = gated_input(g, mul);
+      if (x >= 0 && mul.inputs[static_cast<size_t>(x)] == c &&
+          mul.inputs[static_cast<size_t>(1 - x)] == gate.outputs.at(0))
+        return {&mul, *gated_product(gate)};
     }
     return {};
   }
@@ -208,10 +233,10 @@ PostOp fusable_activation(const Graph& g, const Node& conv) {
   }
 }
 
-// The input of `node` (a Relu, Clip, Sigmoid or SiLU's Mul) that a Conv's output with `node` as its
+// The input of `node` (an activation or a self-gated activation's Mul) that a Conv's output with `node` as its
 // post-op is, or -1.
 int forwarded_input(const Graph& g, const Node& node) {
-  const int x = node.op == "Mul" ? silu_input(g, node) : 0;
+  const int x = node.op == "Mul" ? gated_input(g, node) : 0;
   if (x < 0 || node.inputs.size() <= static_cast<size_t>(x) || !node.inputs[static_cast<size_t>(x)].valid()) return -1;
   const NodeId producer = g.value(node.inputs[static_cast<size_t>(x)]).producer;
   if (!producer.valid()) return -1;
@@ -241,13 +266,13 @@ dnnl::primitive_attr conv_attr(const Graph& g, const Node& conv, const PrepareOp
       return attr;
     }
     dnnl::post_ops ops;
-    ops.append_eltwise(1.0f, a.alg, a.alpha, a.beta);
+    append_activation(ops, a);
     attr.set_post_ops(ops);
   }
   return attr;
 }
 
-// A Relu, Clip, Sigmoid or SiLU's Mul fused into the Conv before it: input `input` (the Conv's
+// An activation or a self-gated activation's Mul fused into the Conv before it: input `input` (the Conv's
 // output) is already activated.
 class ForwardNode : public PreparedNode {
  public:
@@ -261,7 +286,7 @@ class ForwardNode : public PreparedNode {
   std::string describe() const override { return op_ + " fused into the Conv before it"; }
   bool keeps_in_place_promise() const override { return true; }
   bool relies_on_fusion() const override { return true; }
-  // The SiLU's Sigmoid relies on its Mul: computed here, by the Conv.
+  // The gate (a SiLU's Sigmoid) relies on its Mul: computed here, by the Conv.
   bool fused() const override { return op_ == "Mul"; }
   int forwarded_input() const override { return input_; }
 
@@ -523,8 +548,76 @@ void prepare_pool(DnnlNode& node, const Graph& g, const Node& n, bool max, bool 
   node.add_step(dnnl::pooling_v2_forward(pd), std::move(args), std::string("pool ") + pd.impl_info_str());
 }
 
+// Whether `d` is a plain strided descriptor (no blocks) starting at its buffer's first byte.
+bool plain_strided(const memory::desc& d) {
+  return d.data.format_kind == dnnl_blocked && d.data.format_desc.blocking.inner_nblks == 0 && d.data.offset0 == 0;
+}
+
+// Constant weights up to this size run as a 1-D convolution below AVX-512 (add_matmul_as_conv):
+// without prepacking they are reordered into the workspace on every run, which must not grow
+// without bound (vgg16's first fc: 411 MB). The choice does not depend on prepacking (`run
+// --arena` compares a run without it against one with it, bit for bit).
+constexpr int64_t kConvProductWeightBytes = int64_t{16} << 20;
+
+// y = a·b (+ bias) as a 1-D convolution with a one-wide window over the rows of a: a [rows, K]
+// row-major is the convolution's source in nwc (a row is a position's K channels), y its
+// destination, bᵀ [N, K] its weights. oneDNN 2.6 has only gemm-based matmuls below AVX-512,
+// which pack through malloc (refused: the run must touch only its declared buffers); its AVX2
+// 1×1 convolution is a JIT kernel with no allocation of its own (jit_1x1:avx2, weights in its
+// blocked format: prepacked, or reordered into the workspace on every run).
+void add_matmul_as_conv(DnnlNode& node, const memory& a, const memory& b, const memory& bias, const memory& y,
+                        const dnnl::primitive_attr& attr, const Value* b_constant, const PrepareOptions& options) {
+  const memory::desc ad = a.get_desc(), bd = b.get_desc(), yd = y.get_desc();
+  const memory::dims adims = ad.dims(), bdims = bd.dims(), ydims = yd.dims();
+  const size_t rank = bdims.size();
+  if (rank < 2 || adims.size() != rank || ydims.size() != rank) not_fast("operand ranks differ");
+  for (size_t i = 0; i + 2 < rank; ++i)
+    if (bdims[i] != 1) not_fast("batched weights");
+  if (!plain_strided(bd) || ad != plain_desc(adims, dt::f32) || yd != plain_desc(ydims, dt::f32))
+    not_fast("operands not row-major");
+  const int64_t K = bdims[rank - 2], N = bdims[rank - 1];
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < rank; ++i) rows *= adims[i];
+  if (adims[rank - 1] != K || ydims[rank - 1] != N || rows * N != static_cast<int64_t>(yd.get_size() / sizeof(float)))
+    not_fast("operand extents");
+  if (K * N * static_cast<int64_t>(sizeof(float)) > kConvProductWeightBytes)
+    not_fast(fmt::format("weights of {} B, over the {} B a product as a convolution takes", K * N * sizeof(float),
+                         kConvProductWeightBytes));
+  // Gemm's alpha (matmul's output scale) as a linear post-op: the AVX2 1×1 convolution takes
+  // no output scale. Where there is a bias, the scale would apply to it too: not that.
+  dnnl::primitive_attr conv_attr = attr;
+  int mask = 0;
+  std::vector<float> scales;
+  attr.get_output_scales(mask, scales);
+  if (!scales.empty() && !(scales.size() == 1 && scales[0] == 1.0f)) {
+    if (mask != 0 || scales.size() != 1 || bias || attr.get_post_ops().len() > 0)
+      not_fast("a scaled product with a bias or post-ops");
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, algorithm::eltwise_linear, scales[0], 0.0f);
+    conv_attr = user_scratchpad_attr();
+    conv_attr.set_post_ops(ops);
+  }
+  const dnnl_dim_t* bs = bd.data.format_desc.blocking.strides;
+  const memory src = node.alias(a, memory::desc({1, K, rows}, dt::f32, memory::dims{rows * K, 1, K}));
+  const memory dst = node.alias(y, memory::desc({1, N, rows}, dt::f32, memory::dims{rows * N, 1, N}));
+  const memory weights = node.alias(b, memory::desc({N, K, 1}, dt::f32, memory::dims{bs[rank - 1], bs[rank - 2], 1}));
+  const memory conv_bias = bias ? node.alias(bias, plain_desc({N}, dt::f32)) : memory();
+  const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm::convolution_direct,
+                                             src.get_desc(), memory::desc({N, K, 1}, dt::f32, memory::format_tag::any),
+                                             bias ? conv_bias.get_desc() : memory::desc(), dst.get_desc(), {1}, {0},
+                                             {0}, {0});
+  const auto pd = usable(dnnl::convolution_forward::primitive_desc(desc, conv_attr, cpu_engine()), /*allow_ref=*/false);
+  const memory w = b_constant ? node.constant_reordered(weights, *b_constant->constant, pd.weights_desc(), options)
+                              : node.reordered(weights, pd.weights_desc());
+  Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}};
+  if (bias) args.emplace_back(DNNL_ARG_BIAS, conv_bias);
+  if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+  node.add_step(dnnl::convolution_forward(pd), std::move(args), std::string("matmul as conv ") + pd.impl_info_str());
+}
+
 // y = x·W (+ bias) through oneDNN's matmul; operands given by their (possibly strided)
-// descriptors over inputs 0 and 1.
+// descriptors over inputs 0 and 1. Where oneDNN has only a gemm-based matmul (below
+// AVX-512), a 1-D convolution computes it (add_matmul_as_conv).
 void add_matmul(DnnlNode& node, const memory& a, const memory& b, const memory& bias, const memory& y,
                 const dnnl::primitive_attr& attr, const Value* b_constant, const PrepareOptions& options) {
   // Constant weights: oneDNN picks their format, and they are reordered into it once. Not
@@ -535,12 +628,22 @@ void add_matmul(DnnlNode& node, const memory& a, const memory& b, const memory& 
       reorder_b ? memory::desc(b.get_desc().dims(), dt::f32, memory::format_tag::any) : b.get_desc();
   const dnnl::matmul::desc desc = bias ? dnnl::matmul::desc(a.get_desc(), b_desc, bias.get_desc(), y.get_desc())
                                        : dnnl::matmul::desc(a.get_desc(), b_desc, y.get_desc());
-  const auto pd = usable(dnnl::matmul::primitive_desc(desc, attr, cpu_engine()), /*allow_ref=*/false);
-  const memory weights = reorder_b ? node.constant_reordered(b, *b_constant->constant, pd.weights_desc(), options) : b;
+  std::optional<dnnl::matmul::primitive_desc> pd;
+  try {
+    pd = usable(dnnl::matmul::primitive_desc(desc, attr, cpu_engine()), /*allow_ref=*/false);
+  } catch (const NotFast& e) {
+    try {
+      add_matmul_as_conv(node, a, b, bias, y, attr, b_constant, options);
+      return;
+    } catch (const NotFast& conv) {
+      not_fast(e.why + "; as a convolution: " + conv.why);
+    }
+  }
+  const memory weights = reorder_b ? node.constant_reordered(b, *b_constant->constant, pd->weights_desc(), options) : b;
   Args args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, y}};
   if (bias) args.emplace_back(DNNL_ARG_BIAS, bias);
-  if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
-  node.add_step(dnnl::matmul(pd), std::move(args), std::string("matmul ") + pd.impl_info_str());
+  if (memory pad = node.scratchpad(*pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+  node.add_step(dnnl::matmul(*pd), std::move(args), std::string("matmul ") + pd->impl_info_str());
 }
 
 // A pointwise Conv (1×1 window, stride 1, no padding, one group) on row-major NCHW is a
@@ -632,17 +735,17 @@ void prepare_matmul(DnnlNode& node, const Graph& g, const Node& n, const Prepare
              bv.is_constant() ? &bv : nullptr, options);
 }
 
-// The input of `mul` that a SiLU's Sigmoid reads (0 or 1), or -1 when `mul` is no SiLU's Mul.
-int silu_input(const Graph& g, const Node& mul) {
+// The input x of `mul` (0 or 1) when `mul` is a self-gated activation's Mul, x·gate(x), whose gate
+// (gated_product) only that Mul reads; else -1.
+int gated_input(const Graph& g, const Node& mul) {
   if (mul.op != "Mul" || mul.inputs.size() != 2 || !mul.domain.empty() || mul.outputs.size() != 1) return -1;
   for (int x = 0; x < 2; ++x) {
     const ValueId xv = mul.inputs[static_cast<size_t>(x)], sv = mul.inputs[static_cast<size_t>(1 - x)];
     if (!xv.valid() || !sv.valid() || xv == sv) continue;
     const Value& s = g.value(sv);
     if (!s.producer.valid() || g.is_graph_output(sv) || g.consumers(sv).size() != 1) continue;
-    const Node& sigmoid = g.node(s.producer);
-    if (sigmoid.op != "Sigmoid" || !sigmoid.domain.empty() || sigmoid.inputs.size() != 1 || sigmoid.inputs[0] != xv)
-      continue;
+    const Node& gate = g.node(s.producer);
+    if (!gated_product(gate) || gate.inputs.size() != 1 || gate.inputs[0] != xv) continue;
     const Value& xval = g.value(xv);
     if (xval.dtype != DType::kFloat32 || s.shape != xval.shape || g.value(mul.outputs[0]).shape != xval.shape) continue;
     return x;
@@ -650,38 +753,46 @@ int silu_input(const Graph& g, const Node& mul) {
   return -1;
 }
 
-// A Sigmoid whose work the SiLU's Mul does.
+// A gate whose work its self-gated activation's Mul does.
 class SkippedNode : public PreparedNode {
  public:
   int64_t workspace_bytes() const override { return 0; }
   void run(KernelContext&) override {}
-  std::string describe() const override { return "nothing (the SiLU's Mul computes it)"; }
+  std::string describe() const override { return "nothing (the Mul it gates computes it)"; }
   bool keeps_in_place_promise() const override { return true; }
   bool relies_on_fusion() const override { return true; }
 };
 
-// y = x·sigmoid(x) over the flat buffer of x: the fast set's own loop (fast/silu.h), else
-// oneDNN's swish.
-void prepare_silu(DnnlNode& node, const Graph& g, const Node& mul, int x) {
+// One eltwise step of `a` from `src` to `dst` (then its clip in place over dst).
+void add_eltwise(DnnlNode& node, const memory& src, const memory& dst, const Activation& a, const char* what) {
+  auto step = [&](const memory& from, algorithm alg, float alpha, float beta) {
+    const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, alg, from.get_desc(), alpha, beta);
+    const auto pd = usable(dnnl::eltwise_forward::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()),
+                           /*allow_ref=*/false);
+    Args args{{DNNL_ARG_SRC, from}, {DNNL_ARG_DST, dst}};
+    if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+    node.add_step(dnnl::eltwise_forward(pd), std::move(args), std::string(what) + " " + pd.impl_info_str());
+  };
+  step(src, a.alg, a.alpha, a.beta);
+  if (a.clip_to_unit) step(dst, algorithm::eltwise_clip_v2, 0.0f, 1.0f);
+}
+
+// y = x·gate(x) (a self-gated activation's Mul, input x = `x`) over the flat buffer of x: the
+// fast set's own loop for SiLU (fast/silu.h), else oneDNN's swish or hard-swish.
+void prepare_gated(DnnlNode& node, const Graph& g, const Node& mul, int x) {
   const Value& xv = in_value(g, mul, static_cast<size_t>(x));
   require_f32(xv);
-  if (silu_available()) {
+  const Node& gate = g.node(g.value(mul.inputs[static_cast<size_t>(1 - x)]).producer);
+  const Activation a = *gated_product(gate);
+  node.set_keeps_in_place_promise();
+  node.set_fused();
+  if (a.alg == algorithm::eltwise_swish && silu_available()) {
     node.set_silu(x, element_count(xv.shape, xv.name));
-    node.set_keeps_in_place_promise();
-    node.set_fused();
     return;
   }
   const memory::dims flat{std::max<int64_t>(element_count(xv.shape, xv.name), 1)};
-  const memory src = node.input(x, plain_desc(flat, dt::f32));
-  const memory dst = node.output(0, plain_desc(flat, dt::f32));
-  const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm::eltwise_swish, src.get_desc(),
-                                         1.0f, 0.0f);
-  const auto pd = usable(dnnl::eltwise_forward::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()), false);
-  Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
-  if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
-  node.add_step(dnnl::eltwise_forward(pd), std::move(args), std::string("silu ") + pd.impl_info_str());
-  node.set_keeps_in_place_promise();
-  node.set_fused();
+  add_eltwise(node, node.input(x, plain_desc(flat, dt::f32)), node.output(0, plain_desc(flat, dt::f32)), a,
+              a.alg == algorithm::eltwise_swish ? "silu" : "hardswish");
 }
 
 void prepare_activation(DnnlNode& node, const Graph& g, const Node& n) {
@@ -689,16 +800,9 @@ void prepare_activation(DnnlNode& node, const Graph& g, const Node& n) {
   const Value& yv = out_value(g, n);
   require_f32(xv);
   if (xv.shape != yv.shape) not_fast("shape");
-  const Activation a = activation_of(g, n);
   const memory::dims flat{std::max<int64_t>(element_count(xv.shape, xv.name), 1)};
-  const memory src = node.input(0, plain_desc(flat, dt::f32));
-  const memory dst = node.output(0, plain_desc(flat, dt::f32));
-  const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, a.alg, src.get_desc(), a.alpha, a.beta);
-  const auto pd = usable(dnnl::eltwise_forward::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()),
-                         /*allow_ref=*/false);
-  Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
-  if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
-  node.add_step(dnnl::eltwise_forward(pd), std::move(args), std::string("eltwise ") + pd.impl_info_str());
+  add_eltwise(node, node.input(0, plain_desc(flat, dt::f32)), node.output(0, plain_desc(flat, dt::f32)),
+              activation_of(g, n), "eltwise");
   node.set_keeps_in_place_promise();
   node.set_in_place_input(0);
 }
@@ -983,22 +1087,22 @@ bool has_empty_tensor(const Graph& g, const Node& n) {
 
 bool has_fast_kernel(const Graph& g, const Node& node) { return fast_kernel(g, node) != FastKernel::kNone; }
 
-const Node* silu_mul_of(const Graph& g, const Node& sigmoid);
+const Node* gated_mul_of(const Graph& g, const Node& gate);
 
 const Node* post_op_node(const Graph& g, const Node& conv) { return fusable_activation(g, conv).node; }
 
 const Node* fusion_partner(const Graph& g, const Node& n) {
-  if (n.op == "Sigmoid")
-    if (const Node* mul = silu_mul_of(g, n)) return mul;
+  if (const Node* mul = gated_mul_of(g, n)) return mul;
   return fused_conv_of(g, n);
 }
 
-const Node* silu_mul_of(const Graph& g, const Node& sigmoid) {
-  if (sigmoid.op != "Sigmoid" || sigmoid.outputs.size() != 1 || !sigmoid.outputs[0].valid()) return nullptr;
-  const std::vector<NodeId> readers = g.consumers(sigmoid.outputs[0]);
+// The self-gated activation's Mul that `gate` gates (and that computes it), or null.
+const Node* gated_mul_of(const Graph& g, const Node& gate) {
+  if (!gated_product(gate) || gate.outputs.size() != 1 || !gate.outputs[0].valid()) return nullptr;
+  const std::vector<NodeId> readers = g.consumers(gate.outputs[0]);
   if (readers.size() != 1) return nullptr;
   const Node& mul = g.node(readers[0]);
-  return silu_input(g, mul) >= 0 ? &mul : nullptr;
+  return gated_input(g, mul) >= 0 ? &mul : nullptr;
 }
 
 LayoutRule layout_rule(const Graph& g, const Node& n) {
@@ -1097,7 +1201,7 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
         prepare_matmul(*node, g, n, options);
         break;
       case FastKernel::kActivation:
-        if (options.fuse && n.op == "Sigmoid" && silu_mul_of(g, n)) return std::make_unique<SkippedNode>();
+        if (options.fuse && gated_mul_of(g, n)) return std::make_unique<SkippedNode>();
         if (options.fuse && fused_conv_of(g, n)) {
           const Value& in = in_value(g, n, 0);
           return std::make_unique<ForwardNode>(n.op, element_count(in.shape, in.name) * host_element_bytes(in.dtype),
@@ -1111,8 +1215,8 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
           return std::make_unique<ForwardNode>(n.op, element_count(in.shape, in.name) * host_element_bytes(in.dtype),
                                                f);
         }
-        if (const int x = options.fuse ? silu_input(g, n) : -1; x >= 0)
-          prepare_silu(*node, g, n, x);
+        if (const int x = options.fuse ? gated_input(g, n) : -1; x >= 0)
+          prepare_gated(*node, g, n, x);
         else
           prepare_binary(*node, g, n, options);
         break;
