@@ -1,4 +1,4 @@
-// The fast set's choice of Winograd (exec/fast/kernels_dnnl.cpp): a dense 3×3 Conv with
+// The fast set's choice of Winograd (exec/fast/kernels_conv.cpp): a dense 3×3 Conv with
 // stride 1 over at least 27×27 outputs and constant weights of at most 1 MiB runs oneDNN's
 // Winograd kernel, with prepacked weights or not (`run --arena` compares the two bit for
 // bit); a smaller one the direct kernel; either way the numbers are the
