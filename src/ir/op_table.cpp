@@ -205,9 +205,9 @@ std::vector<OpRecord> make_table() {
   std::vector<OpRecord> t;
   // Elementwise, one operand.
   for (std::string_view op :
-       {"Acos", "Acosh",  "Asin",  "Asinh", "Atan",        "Atanh",    "Ceil", "Celu",           "Cos",
-        "Cosh", "Erf",    "Floor", "Gelu",  "HardSigmoid", "Log",      "Mish", "Reciprocal",     "Round",
-        "Selu", "Shrink", "Sin",   "Sinh",  "Softplus",    "Softsign", "Tan",  "ThresholdedRelu"})
+       {"Acos",   "Acosh", "Asin",  "Asinh",    "Atan",     "Atanh", "Ceil",           "Celu",  "Cos",
+        "Cosh",   "Erf",   "Floor", "Gelu",     "Log",      "Mish",  "Reciprocal",     "Round", "Selu",
+        "Shrink", "Sin",   "Sinh",  "Softplus", "Softsign", "Tan",   "ThresholdedRelu"})
     t.push_back(shaped(unary(op), s::same));
   // The fast executor runs these as one oneDNN eltwise each.
   for (std::string_view op : {"Elu", "Exp", "HardSwish", "LeakyRelu", "Sqrt", "Tanh"})
@@ -221,6 +221,7 @@ std::vector<OpRecord> make_table() {
   };
   t.push_back(fast(shaped(with(unary("Relu"), post_op(true)), s::same), K::kActivation));
   t.push_back(fast(shaped(with(unary("Sigmoid"), post_op(false)), s::same), K::kActivation));
+  t.push_back(fast(shaped(with(unary("HardSigmoid"), post_op(false)), s::same), K::kActivation));
   // Evaluated on integer constants too (shape computations).
   for (auto [op, value, kernel] : std::initializer_list<Valued>{{"Abs", s::value_abs, K::kActivation},
                                                                 {"Neg", s::value_neg, K::kActivation},

@@ -70,16 +70,18 @@ TEST(OpTable, ConvPostOpsAndIdempotenceAreRecordFacts) {
     ASSERT_NE(r, nullptr) << op;
     EXPECT_TRUE(r->conv_post_op && r->idempotent) << op;
   }
-  const OpRecord* sigmoid = find_op("", "Sigmoid");
-  ASSERT_NE(sigmoid, nullptr);
-  EXPECT_TRUE(sigmoid->conv_post_op);
-  EXPECT_FALSE(sigmoid->idempotent);  // sigmoid(sigmoid(x)) != sigmoid(x)
+  for (const char* op : {"Sigmoid", "HardSigmoid"}) {
+    const OpRecord* r = find_op("", op);
+    ASSERT_NE(r, nullptr) << op;
+    EXPECT_TRUE(r->conv_post_op) << op;
+    EXPECT_FALSE(r->idempotent) << op;  // sigmoid(sigmoid(x)) != sigmoid(x)
+  }
   int post_ops = 0;
   for (const OpRecord& r : op_table()) {
     post_ops += r.conv_post_op ? 1 : 0;
     EXPECT_TRUE(!r.idempotent || r.conv_post_op) << r.name;  // the flag serves fusion only
   }
-  EXPECT_EQ(post_ops, 3);
+  EXPECT_EQ(post_ops, 4);
   for (const char* op : {"Mul", "Tanh", "Conv"}) EXPECT_FALSE(find_op("", op)->conv_post_op) << op;
 }
 

@@ -82,6 +82,13 @@ dnnl::memory DnnlNode::input(int index, const dnnl::memory::desc& desc) { return
 dnnl::memory DnnlNode::output(int index, const dnnl::memory::desc& desc) { return bind(Source::kOutput, index, desc); }
 dnnl::memory DnnlNode::workspace(const dnnl::memory::desc& desc) { return bind(Source::kWorkspace, 0, desc); }
 
+dnnl::memory DnnlNode::alias(const dnnl::memory& m, const dnnl::memory::desc& desc) {
+  for (const Binding& b : bindings_)
+    if (b.memory.get() == m.get() && b.source != Source::kWorkspace) return bind(b.source, b.index, desc);
+  ML_CHECK(false, "an alias of a memory object that is no input or output of the node");
+  return {};
+}
+
 dnnl::memory DnnlNode::scratchpad(const dnnl::primitive_desc_base& pd) {
   const dnnl::memory::desc desc = pd.scratchpad_desc();
   if (desc.get_size() == 0) return {};
@@ -176,7 +183,8 @@ void DnnlNode::set_silu(int input, int64_t elements) {
 std::string DnnlNode::describe() const {
   std::string text;
   for (const std::string& impl : impls_) text += (text.empty() ? "" : ", ") + impl;
-  if (silu_elements_ > 0) text += (text.empty() ? "" : ", ") + std::string("silu (memledger avx512)");
+  if (silu_elements_ > 0)
+    text += std::string(text.empty() ? "" : ", ") + "silu (memledger " + std::string(isa_name(effective_isa())) + ")";
   return text;
 }
 

@@ -31,6 +31,9 @@ class DnnlNode : public PreparedNode {
   dnnl::memory input(int index, const dnnl::memory::desc& desc);
   dnnl::memory output(int index, const dnnl::memory::desc& desc);
   dnnl::memory workspace(const dnnl::memory::desc& desc);
+  // A memory object over the same input or output as `m` (made by input() or output()),
+  // described by `desc` instead: another view of the same bytes.
+  dnnl::memory alias(const dnnl::memory& m, const dnnl::memory::desc& desc);
   // The scratchpad of a primitive descriptor: a workspace region, or none when it is 0.
   dnnl::memory scratchpad(const dnnl::primitive_desc_base& pd);
   // `from` in `want`'s format: `from` itself when they agree, else a workspace region

@@ -2,6 +2,8 @@
 
 #include <immintrin.h>
 
+#include "memledger/core/error.h"
+
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_ps(), which its
 // -Wmaybe-uninitialized reports once they are inlined.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -12,6 +14,7 @@ namespace memledger::exec::fast {
 namespace {
 
 #define ML_AVX512 __attribute__((target("avx512f")))
+#define ML_AVX2 __attribute__((target("avx2,fma")))
 
 ML_AVX512 inline __m512 silu16(__m512 x) {
   const __m512 one = _mm512_set1_ps(1.0f);
@@ -49,13 +52,57 @@ ML_AVX512 void silu_avx512(const float* x, float* y, int64_t n) {
   }
 }
 
-}  // namespace
-
-bool silu_available() {
-  static const bool available = __builtin_cpu_supports("avx512f");
-  return available;
+// The AVX-512 loop's operations, 8 wide: round to nearest for roundscale, and 2^k built in
+// the exponent bits for scalef (k within ±124 here, so 2^k and p·2^k are normal floats and
+// the product is exact, as scalef's).
+ML_AVX2 inline __m256 silu8(__m256 x) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 bound = _mm256_set1_ps(86.0f);
+  const __m256 m = _mm256_min_ps(
+      _mm256_max_ps(_mm256_sub_ps(_mm256_setzero_ps(), x), _mm256_sub_ps(_mm256_setzero_ps(), bound)), bound);
+  const __m256 k =
+      _mm256_round_ps(_mm256_mul_ps(m, _mm256_set1_ps(1.44269504f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693145752f), m);
+  r = _mm256_fnmadd_ps(k, _mm256_set1_ps(1.42860677e-6f), r);
+  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.0f / 720), r, _mm256_set1_ps(1.0f / 120));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, one);
+  p = _mm256_fmadd_ps(p, r, one);
+  const __m256 two_k =
+      _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23));
+  const __m256 y = _mm256_div_ps(x, _mm256_add_ps(one, _mm256_mul_ps(p, two_k)));
+  const __m256 below = _mm256_cmp_ps(x, _mm256_sub_ps(_mm256_setzero_ps(), bound), _CMP_LT_OQ);
+  return _mm256_blendv_ps(y, _mm256_set1_ps(-0.0f), below);
 }
 
-void silu(const float* x, float* y, int64_t n) { silu_avx512(x, y, n); }
+ML_AVX2 void silu_avx2(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, silu8(_mm256_loadu_ps(x + i)));
+  if (i < n) {
+    // Lanes below n - i get all bits set: maskload reads and maskstore writes only those.
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n - i)), lanes);
+    _mm256_maskstore_ps(y + i, mask, silu8(_mm256_maskload_ps(x + i, mask)));
+  }
+}
+
+}  // namespace
+
+bool silu_available() { return effective_isa() != Isa::kOlder; }
+
+void silu(const float* x, float* y, int64_t n) { silu(x, y, n, effective_isa()); }
+
+void silu(const float* x, float* y, int64_t n, Isa isa) {
+  if (isa == Isa::kAvx512) {
+    ML_CHECK(__builtin_cpu_supports("avx512f"), "the AVX-512 SiLU loop on a processor without AVX-512F");
+    silu_avx512(x, y, n);
+    return;
+  }
+  ML_CHECK(isa == Isa::kAvx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"),
+           "the fast SiLU loop asked for on a processor without AVX2 and FMA");
+  silu_avx2(x, y, n);
+}
 
 }  // namespace memledger::exec::fast

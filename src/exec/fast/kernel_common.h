@@ -1,0 +1,140 @@
+// What the fast kernel families (exec/fast/kernels_<family>.cpp) share: the oneDNN set-up
+// (descriptors of the node's values, which implementations are usable), the refusal that
+// sends a node to the reference kernels, and each family's prepare functions, which
+// prepare.cpp dispatches to by the op table's FastKernel family. Internal to exec/fast.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "exec/fast/dnnl_node.h"
+#include "memledger/ir/op_table.h"
+
+namespace memledger::exec::fast {
+
+using dnnl::algorithm;
+using dnnl::memory;
+using dt = dnnl::memory::data_type;
+using Args = std::vector<std::pair<int, memory>>;
+
+// Thrown inside preparation when the fast set does not take this node.
+struct NotFast {
+  std::string why;
+};
+
+[[noreturn]] inline void not_fast(std::string why) { throw NotFast{std::move(why)}; }
+
+// The family the op table names for `n`'s operator (at the graph's opset) that the fast set runs it with.
+FastKernel fast_kernel(const Graph& g, const Node& n);
+
+// The node's values (a missing input is refused) and their float dims.
+const Value& in_value(const Graph& g, const Node& n, size_t i);
+const Value& out_value(const Graph& g, const Node& n);
+bool has_in(const Node& n, size_t i);
+void require_f32(const Value& v);
+memory::dims all_f32_dims(const Value& v);
+bool has_empty_tensor(const Graph& g, const Node& n);
+// Constant inputs: a float scalar (`fallback` where the input is absent), an integer list.
+float constant_scalar(const Graph& g, const Node& n, size_t i, float fallback);
+std::vector<int64_t> constant_ints(const Graph& g, const Node& n, size_t i);
+// Attribute `axis` of a rank-`rank` tensor, counted from 0.
+int64_t node_axis(const Node& n, int64_t fallback, int64_t rank);
+
+// A primitive descriptor whose implementation is neither gemm-based (it allocates packing
+// buffers itself) nor a reference loop (slower than exec's own kernels).
+template <typename PD>
+PD usable(PD pd, bool allow_ref) {
+  for (;;) {
+    const std::string impl = pd.impl_info_str();
+    const bool gemm = impl.rfind("gemm", 0) == 0;
+    const bool ref = impl.rfind("ref", 0) == 0;
+    if (!gemm && (allow_ref || !ref)) return pd;
+    if (!pd.next_impl()) not_fast(fmt::format("oneDNN has only '{}' for it", impl));
+  }
+}
+
+// Weights of dims `dims` stored at `strides` (elements), as a descriptor.
+memory::desc strided_desc(const memory::dims& dims, const memory::dims& strides);
+// Whether `d` is a plain strided descriptor (no blocks) starting at its buffer's first byte.
+bool plain_strided(const memory::desc& d);
+// Whether value `v` is held channels-last (fast/layout.h).
+bool channels_last(const PrepareOptions& options, ValueId v);
+// An activation's descriptor: NHWC where `cl` (a 4-d tensor), else row-major.
+memory::desc act_desc(const memory::dims& dims, bool cl);
+
+// The spatial window of a Conv, ConvTranspose or pool node: strides, dilations (ONNX
+// convention, 1 = dense), pads at each end as oneDNN needs them for the node's shapes.
+struct Window {
+  memory::dims kernel, strides, dilations, pad_l, pad_r;
+};
+std::vector<int64_t> sized_attr(const Node& n, const char* key, int64_t fallback, size_t count);
+// Forward windows (Conv, pools): pad_r is what makes oneDNN's output extent the node's
+// (ceil_mode and pads beyond the last window included).
+Window forward_window(const Node& n, const Shape& x, const Shape& y, const std::vector<int64_t>& kernel);
+memory::dims dnnl_dilations(const memory::dims& onnx);
+
+// Activations and their fusion (kernels_eltwise.cpp). An activation is one oneDNN eltwise
+// over the flat buffer (same shape in and out), then clipped to [0, 1] where `clip_to_unit`
+// (HardSigmoid: alpha·x + beta, then the clip; oneDNN 2.6 has no hard sigmoid of its own).
+struct Activation {
+  algorithm alg;
+  float alpha = 0, beta = 0;
+  bool clip_to_unit = false;
+};
+Activation activation_of(const Graph& g, const Node& n);
+// The activation's oneDNN post-ops (appended to `ops`).
+void append_activation(dnnl::post_ops& ops, const Activation& a);
+// The product x·gate(x) of a self-gated activation (ir/self_gated.h) as one oneDNN
+// algorithm, or none.
+std::optional<Activation> gated_product(const Node& gate);
+// The input x of `mul` (0 or 1) when `mul` is a self-gated activation's Mul, x·gate(x), whose
+// gate only that Mul reads; else -1.
+int gated_input(const Graph& g, const Node& mul);
+// The self-gated activation's Mul that `gate` gates (and that computes it), or null.
+const Node* gated_mul_of(const Graph& g, const Node& gate);
+
+// The activation a Conv's output goes through, that can be its post-op: one the op table
+// marks conv_post_op (Relu, Clip, Sigmoid, HardSigmoid) that alone reads the output (same
+// shape, float, not a graph output), or a self-gated activation's Mul (SiLU, hard-swish) whose
+// gate and itself are the output's only readers. Null when there is none. (A
+// squeeze-and-excitation block's gate is a Conv on a 1×1 activation and its Sigmoid.)
+struct PostOp {
+  const Node* node = nullptr;  // the activation or Mul whose output the post-op computes
+  Activation activation;
+};
+PostOp fusable_activation(const Graph& g, const Node& conv);
+// The input of `node` (an activation or a self-gated activation's Mul) that a Conv's output
+// with `node` as its post-op is, or -1.
+int forwarded_input(const Graph& g, const Node& node);
+// The Conv whose post-op `node` is, or null.
+const Node* fused_conv_of(const Graph& g, const Node& node);
+// A node whose work the Conv before it did: it forwards input `input` (the Conv's output).
+std::unique_ptr<PreparedNode> forward_node(const Graph& g, const Node& n, int input);
+// A gate whose work its self-gated activation's Mul does: nothing to run.
+std::unique_ptr<PreparedNode> skipped_node();
+
+// Each family's prepare functions: the node's primitives and bindings into `node`, or
+// NotFast (or a dnnl::error) when the fast set does not take it.
+void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
+void prepare_conv_transpose(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
+void prepare_pool(DnnlNode& node, const Graph& g, const Node& n, bool max, bool global, const PrepareOptions& options);
+// y = a·b (+ bias) over descriptors of the node's buffers (kernels_matmul.cpp).
+void add_matmul(DnnlNode& node, const memory& a, const memory& b, const memory& bias, const memory& y,
+                const dnnl::primitive_attr& attr, const Value* b_constant, const PrepareOptions& options);
+void prepare_gemm(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
+void prepare_matmul(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
+void prepare_gated(DnnlNode& node, const Graph& g, const Node& mul, int x);
+void prepare_activation(DnnlNode& node, const Graph& g, const Node& n);
+void prepare_binary(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
+void prepare_batch_norm(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
+void prepare_softmax(DnnlNode& node, const Graph& g, const Node& n);
+void prepare_reduce_mean(DnnlNode& node, const Graph& g, const Node& n);
+std::unique_ptr<PreparedNode> prepare_concat(const Graph& g, const Node& n, const PrepareOptions& options);
+void prepare_transpose(DnnlNode& node, const Graph& g, const Node& n);
+void prepare_slice(DnnlNode& node, const Graph& g, const Node& n);
+std::unique_ptr<PreparedNode> prepare_copy(const Graph& g, const Node& n);
+
+}  // namespace memledger::exec::fast

@@ -1,0 +1,256 @@
+// The fast activations and binary arithmetic (oneDNN eltwise and binary) over the flat
+// buffer, and their fusion: an activation after a Conv is the Conv's post-op (the node then
+// forwards the Conv's output), a self-gated activation x·gate(x) (SiLU, hard-swish) runs as
+// one pass in its Mul (the gate's node does nothing). Which operator is which activation and
+// which binary algorithm is here; which operators are activations is the op table's.
+#include <cstring>
+#include <limits>
+#include <map>
+
+#include "exec/fast/kernel_common.h"
+#include "exec/fast/silu.h"
+#include "memledger/ir/self_gated.h"
+
+namespace memledger::exec::fast {
+namespace {
+
+// An activation or a self-gated activation's Mul fused into the Conv before it: input `input` (the Conv's
+// output) is already activated.
+class ForwardNode : public PreparedNode {
+ public:
+  ForwardNode(std::string op, int64_t bytes, int input) : op_(std::move(op)), bytes_(bytes), input_(input) {}
+  int64_t workspace_bytes() const override { return 0; }
+  void run(KernelContext& ctx) override {
+    const std::byte* from = ctx.in(static_cast<size_t>(input_)).data;
+    std::byte* to = ctx.out(0).data;
+    if (from != to && bytes_ > 0) std::memmove(to, from, static_cast<size_t>(bytes_));
+  }
+  std::string describe() const override { return op_ + " fused into the Conv before it"; }
+  bool keeps_in_place_promise() const override { return true; }
+  bool relies_on_fusion() const override { return true; }
+  // The gate (a SiLU's Sigmoid) relies on its Mul: computed here, by the Conv.
+  bool fused() const override { return op_ == "Mul"; }
+  int forwarded_input() const override { return input_; }
+
+ private:
+  std::string op_;
+  int64_t bytes_;
+  int input_;
+};
+
+// A gate whose work its self-gated activation's Mul does.
+class SkippedNode : public PreparedNode {
+ public:
+  int64_t workspace_bytes() const override { return 0; }
+  void run(KernelContext&) override {}
+  std::string describe() const override { return "nothing (the Mul it gates computes it)"; }
+  bool keeps_in_place_promise() const override { return true; }
+  bool relies_on_fusion() const override { return true; }
+};
+
+// One eltwise step of `a` from `src` to `dst` (then its clip in place over dst).
+void add_eltwise(DnnlNode& node, const memory& src, const memory& dst, const Activation& a, const char* what) {
+  auto step = [&](const memory& from, algorithm alg, float alpha, float beta) {
+    const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, alg, from.get_desc(), alpha, beta);
+    const auto pd = usable(dnnl::eltwise_forward::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()),
+                           /*allow_ref=*/false);
+    Args args{{DNNL_ARG_SRC, from}, {DNNL_ARG_DST, dst}};
+    if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+    node.add_step(dnnl::eltwise_forward(pd), std::move(args), std::string(what) + " " + pd.impl_info_str());
+  };
+  step(src, a.alg, a.alpha, a.beta);
+  if (a.clip_to_unit) step(dst, algorithm::eltwise_clip_v2, 0.0f, 1.0f);
+}
+
+}  // namespace
+
+// The activation's oneDNN post-ops (appended to `ops`).
+void append_activation(dnnl::post_ops& ops, const Activation& a) {
+  ops.append_eltwise(1.0f, a.alg, a.alpha, a.beta);
+  if (a.clip_to_unit) ops.append_eltwise(1.0f, algorithm::eltwise_clip_v2, 0.0f, 1.0f);
+}
+
+Activation activation_of(const Graph& g, const Node& n) {
+  const std::string& op = n.op;
+  if (op == "Relu") return {algorithm::eltwise_relu};
+  if (op == "LeakyRelu") return {algorithm::eltwise_relu, n.float_attr("alpha", 0.01f)};
+  if (op == "Elu") return {algorithm::eltwise_elu, n.float_attr("alpha", 1.0f)};
+  if (op == "Sigmoid") return {algorithm::eltwise_logistic};
+  if (op == "Tanh") return {algorithm::eltwise_tanh};
+  if (op == "Exp") return {algorithm::eltwise_exp};
+  if (op == "Abs") return {algorithm::eltwise_abs};
+  if (op == "Sqrt") return {algorithm::eltwise_sqrt};
+  if (op == "Neg") return {algorithm::eltwise_linear, -1.0f, 0.0f};
+  if (op == "HardSwish") return {algorithm::eltwise_hardswish};
+  if (op == "HardSigmoid")
+    return {algorithm::eltwise_linear, n.float_attr("alpha", 0.2f), n.float_attr("beta", 0.5f), true};
+  if (op == "Clip") {
+    const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+    if (g.opset < 11) return {algorithm::eltwise_clip_v2, n.float_attr("min", lo), n.float_attr("max", hi)};
+    return {algorithm::eltwise_clip_v2, constant_scalar(g, n, 1, lo), constant_scalar(g, n, 2, hi)};
+  }
+  not_fast("no activation " + op);
+}
+
+// The product x·gate(x) of a self-gated activation (ir/self_gated.h) as one oneDNN
+// algorithm: SiLU for a Sigmoid, hard-swish for a HardSigmoid with PyTorch's alpha 1/6 and
+// beta 1/2 (x·relu6(x + 3)/6, as torch.onnx writes nn.Hardswish below opset 14). Another
+// HardSigmoid has none: its Mul stays a Mul.
+std::optional<Activation> gated_product(const Node& gate) {
+  if (!is_self_gate(gate)) return std::nullopt;
+  if (gate.op == "Sigmoid") return Activation{algorithm::eltwise_swish, 1.0f, 0.0f};
+  if (gate.float_attr("alpha", 0.2f) == 1.0f / 6 && gate.float_attr("beta", 0.5f) == 0.5f)
+    return Activation{algorithm::eltwise_hardswish};
+  return std::nullopt;
+}
+
+PostOp fusable_activation(const Graph& g, const Node& conv) {
+  if (fast_kernel(g, conv) != FastKernel::kConv || conv.outputs.size() != 1 || !conv.outputs[0].valid()) return {};
+  const ValueId c = conv.outputs[0];
+  if (g.is_graph_output(c) || g.value(c).dtype != DType::kFloat32) return {};
+  const std::vector<NodeId> readers = g.consumers(c);
+  if (readers.size() == 2) {  // gate(c) and Mul(c, gate), in either order
+    for (int k = 0; k < 2; ++k) {
+      const Node& mul = g.node(readers[static_cast<size_t>(k)]);
+      const Node& gate = g.node(readers[static_cast<size_t>(1 - k)]);
+      const int x = gated_input(g, mul);
+      if (x >= 0 && mul.inputs[static_cast<size_t>(x)] == c &&
+          mul.inputs[static_cast<size_t>(1 - x)] == gate.outputs.at(0))
+        return {&mul, *gated_product(gate)};
+    }
+    return {};
+  }
+  if (readers.size() != 1) return {};
+  const Node& act = g.node(readers[0]);
+  const OpRecord* record = find_op(act, g.opset);
+  if (!record || !record->conv_post_op || act.inputs.empty() || act.inputs[0] != c || act.outputs.size() != 1 ||
+      !act.outputs[0].valid())
+    return {};
+  const Value& yv = g.value(act.outputs[0]);
+  if (yv.dtype != DType::kFloat32 || yv.shape != g.value(c).shape) return {};
+  try {
+    return {&act, activation_of(g, act)};
+  } catch (const NotFast&) {
+    return {};
+  }
+}
+
+// The input of `node` (an activation or a self-gated activation's Mul) that a Conv's output with `node` as its
+// post-op is, or -1.
+int forwarded_input(const Graph& g, const Node& node) {
+  const int x = node.op == "Mul" ? gated_input(g, node) : 0;
+  if (x < 0 || node.inputs.size() <= static_cast<size_t>(x) || !node.inputs[static_cast<size_t>(x)].valid()) return -1;
+  const NodeId producer = g.value(node.inputs[static_cast<size_t>(x)]).producer;
+  if (!producer.valid()) return -1;
+  return fusable_activation(g, g.node(producer)).node == &node ? x : -1;
+}
+
+// The Conv whose post-op `node` is, or null.
+const Node* fused_conv_of(const Graph& g, const Node& node) {
+  const int x = forwarded_input(g, node);
+  return x < 0 ? nullptr : &g.node(g.value(node.inputs[static_cast<size_t>(x)]).producer);
+}
+
+std::unique_ptr<PreparedNode> forward_node(const Graph& g, const Node& n, int input) {
+  const Value& in = in_value(g, n, static_cast<size_t>(input));
+  return std::make_unique<ForwardNode>(n.op, element_count(in.shape, in.name) * host_element_bytes(in.dtype), input);
+}
+
+std::unique_ptr<PreparedNode> skipped_node() { return std::make_unique<SkippedNode>(); }
+
+// The input x of `mul` (0 or 1) when `mul` is a self-gated activation's Mul, x·gate(x), whose gate
+// (gated_product) only that Mul reads; else -1.
+int gated_input(const Graph& g, const Node& mul) {
+  if (mul.op != "Mul" || mul.inputs.size() != 2 || !mul.domain.empty() || mul.outputs.size() != 1) return -1;
+  for (int x = 0; x < 2; ++x) {
+    const ValueId xv = mul.inputs[static_cast<size_t>(x)], sv = mul.inputs[static_cast<size_t>(1 - x)];
+    if (!xv.valid() || !sv.valid() || xv == sv) continue;
+    const Value& s = g.value(sv);
+    if (!s.producer.valid() || g.is_graph_output(sv) || g.consumers(sv).size() != 1) continue;
+    const Node& gate = g.node(s.producer);
+    if (!gated_product(gate) || gate.inputs.size() != 1 || gate.inputs[0] != xv) continue;
+    const Value& xval = g.value(xv);
+    if (xval.dtype != DType::kFloat32 || s.shape != xval.shape || g.value(mul.outputs[0]).shape != xval.shape) continue;
+    return x;
+  }
+  return -1;
+}
+
+// y = x·gate(x) (a self-gated activation's Mul, input x = `x`) over the flat buffer of x: the
+// fast set's own loop for SiLU (fast/silu.h), else oneDNN's swish or hard-swish.
+void prepare_gated(DnnlNode& node, const Graph& g, const Node& mul, int x) {
+  const Value& xv = in_value(g, mul, static_cast<size_t>(x));
+  require_f32(xv);
+  const Node& gate = g.node(g.value(mul.inputs[static_cast<size_t>(1 - x)]).producer);
+  const Activation a = *gated_product(gate);
+  node.set_keeps_in_place_promise();
+  node.set_fused();
+  if (a.alg == algorithm::eltwise_swish && silu_available()) {
+    node.set_silu(x, element_count(xv.shape, xv.name));
+    return;
+  }
+  const memory::dims flat{std::max<int64_t>(element_count(xv.shape, xv.name), 1)};
+  add_eltwise(node, node.input(x, plain_desc(flat, dt::f32)), node.output(0, plain_desc(flat, dt::f32)), a,
+              a.alg == algorithm::eltwise_swish ? "silu" : "hardswish");
+}
+
+void prepare_activation(DnnlNode& node, const Graph& g, const Node& n) {
+  const Value& xv = in_value(g, n, 0);
+  const Value& yv = out_value(g, n);
+  require_f32(xv);
+  if (xv.shape != yv.shape) not_fast("shape");
+  const memory::dims flat{std::max<int64_t>(element_count(xv.shape, xv.name), 1)};
+  add_eltwise(node, node.input(0, plain_desc(flat, dt::f32)), node.output(0, plain_desc(flat, dt::f32)),
+              activation_of(g, n), "eltwise");
+  node.set_keeps_in_place_promise();
+  node.set_in_place_input(0);
+}
+
+void prepare_binary(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
+  static const std::map<std::string, std::pair<algorithm, bool>> ops{
+      {"Add", {algorithm::binary_add, true}}, {"Sub", {algorithm::binary_sub, false}},
+      {"Mul", {algorithm::binary_mul, true}}, {"Div", {algorithm::binary_div, false}},
+      {"Max", {algorithm::binary_max, true}}, {"Min", {algorithm::binary_min, true}}};
+  const auto op = ops.find(n.op);
+  if (op == ops.end() || n.inputs.size() != 2) not_fast("not a two-input arithmetic node");
+  const Value& yv = out_value(g, n);
+  memory::dims y = all_f32_dims(yv);
+  int first = 0, second = 1;
+  if (in_value(g, n, 0).shape != yv.shape) {
+    if (!op->second.second || in_value(g, n, 1).shape != yv.shape) not_fast("input 0 is broadcast");
+    std::swap(first, second);
+  }
+  require_f32(in_value(g, n, static_cast<size_t>(first)));
+  memory::dims b = all_f32_dims(in_value(g, n, static_cast<size_t>(second)));
+  if (in_value(g, n, static_cast<size_t>(second)).shape.empty()) b = {};
+  b.insert(b.begin(), y.size() - b.size(), 1);
+  // Channels-last: the full-shape operands are, and a broadcast one has one byte order.
+  const bool cl = channels_last(options, n.outputs[0]);
+  const memory src0 = node.input(first, act_desc(y, cl));
+  const memory src1 = node.input(second, act_desc(b, cl));
+  const memory dst = node.output(0, act_desc(y, cl));
+  const dnnl::binary::desc desc(op->second.first, src0.get_desc(), src1.get_desc(), dst.get_desc());
+  const auto pd = usable(dnnl::binary::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()), false);
+  Args args{{DNNL_ARG_SRC_0, src0}, {DNNL_ARG_SRC_1, src1}, {DNNL_ARG_DST, dst}};
+  if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+  node.add_step(dnnl::binary(pd), std::move(args), std::string("binary ") + pd.impl_info_str());
+  node.set_keeps_in_place_promise();
+  node.set_in_place_input(first);  // src0 has the output's shape and order
+}
+
+const Node* post_op_node(const Graph& g, const Node& conv) { return fusable_activation(g, conv).node; }
+
+const Node* fusion_partner(const Graph& g, const Node& n) {
+  if (const Node* mul = gated_mul_of(g, n)) return mul;
+  return fused_conv_of(g, n);
+}
+
+const Node* gated_mul_of(const Graph& g, const Node& gate) {
+  if (!gated_product(gate) || gate.outputs.size() != 1 || !gate.outputs[0].valid()) return nullptr;
+  const std::vector<NodeId> readers = g.consumers(gate.outputs[0]);
+  if (readers.size() != 1) return nullptr;
+  const Node& mul = g.node(readers[0]);
+  return gated_input(g, mul) >= 0 ? &mul : nullptr;
+}
+
+}  // namespace memledger::exec::fast
