@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Randomly wired networks (Xie et al., "Exploring Randomly Wired Neural Networks", 2019) as
 ONNX models: the irregular graphs on which memory-aware ordering papers (Serenity, HMCOS)
-measure their gains. Used by bench/plan/schedule_bench.cpp and the schedule tests.
+measure their gains. Used by bench/fit/schedule_bench.cpp and the schedule tests.
 
 Each stage is a random undirected graph (Watts-Strogatz WS(n, k, p) or Erdos-Renyi ER(n, p))
 made a DAG by pointing every edge from the lower to the higher node index. A node adds its

@@ -114,18 +114,19 @@ std::string figures_html(const ReportSubject& s) {
     out += fmt::format(R"(<div class="figure"><div class="label">capacity</div><div class="value">unlimited</div>)"
                        R"(<div class="note">device '{}'</div></div>)",
                        escape(s.profile.name));
-  if (plan.schedule && plan.schedule->peak_live_bytes < plan.schedule->model_order_peak_bytes)
-    out += figure("model order peak-live", plan.schedule->model_order_peak_bytes,
-                  fmt::format("this plan uses a memory-aware order ({}{}), {:.2f}x lower", plan.schedule->method,
-                              plan.schedule->optimal ? ", optimal" : "",
-                              static_cast<double>(plan.schedule->model_order_peak_bytes) /
-                                  static_cast<double>(std::max<int64_t>(plan.schedule->peak_live_bytes, 1))));
+  const ScheduleResult* schedule = s.schedule;
+  if (schedule && schedule->peak_live_bytes < schedule->model_order_peak_bytes)
+    out += figure("model order peak-live", schedule->model_order_peak_bytes,
+                  fmt::format("this plan uses a memory-aware order ({}{}), {:.2f}x lower", schedule->method,
+                              schedule->optimal ? ", optimal" : "",
+                              static_cast<double>(schedule->model_order_peak_bytes) /
+                                  static_cast<double>(std::max<int64_t>(schedule->peak_live_bytes, 1))));
   else
     out += fmt::format(R"(<div class="figure"><div class="label">order</div><div class="value">model's</div>)"
                        R"(<div class="note">{}</div></div>)",
-                       escape(plan.schedule ? (plan.schedule->optimal ? "memory-aware search: no lower peak exists"
-                                                                      : "memory-aware search found no lower peak")
-                                            : "memory-aware order not searched"));
+                       escape(schedule ? (schedule->optimal ? "memory-aware search: no lower peak exists"
+                                                            : "memory-aware search found no lower peak")
+                                       : "memory-aware order not searched"));
   out += figure("logical", l.logical_bytes, "all values, no padding");
   out += figure("physical", l.physical_bytes, "all buffers under the layout rules");
   out += fmt::format(R"(<div class="figure"><div class="label">buffers · steps</div><div class="value">{} · {}</div>)"
@@ -283,8 +284,8 @@ std::string delta_cell(int64_t before, int64_t after) {
 }  // namespace
 
 std::string plan_report_html(const Graph& graph, const MemoryPlan& plan, const DeviceProfile& profile,
-                             const std::string& model_name) {
-  const ReportSubject s{graph, plan, profile, model_name};
+                             const std::string& model_name, const ScheduleResult* schedule) {
+  const ReportSubject s{graph, plan, profile, model_name, schedule};
   std::string out = page_open("memledger · " + model_name);
   out += fmt::format("<header>\n<h1>memledger · <span class=\"model\">{}</span></h1>\n<p class=\"sub\">{}</p>\n",
                      escape(model_name), device_line(profile));

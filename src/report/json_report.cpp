@@ -8,7 +8,7 @@
 namespace memledger {
 
 std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const DeviceProfile& profile,
-                             const std::string& model, const sim::SimReport* sim) {
+                             const std::string& model, const sim::SimReport* sim, const ScheduleResult* schedule) {
   using nlohmann::json;
   json by_category = json::object();
   for (const auto& [category, t] : plan.ledger.by_category)
@@ -55,21 +55,20 @@ std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const D
   const json live_at_peak =
       plan.ledger.timeline.empty() ? json::array() : names(live_buffers_at(plan.liveness, plan.ledger.peak_step));
 
-  json schedule = {
-      {"order",
-       plan.schedule && plan.schedule->peak_live_bytes < plan.schedule->model_order_peak_bytes ? "memory" : "model"},
-      {"searched", plan.schedule.has_value()}};
-  if (plan.schedule) {
-    const ScheduleResult& s = *plan.schedule;
-    schedule["method"] = s.method;
-    schedule["optimal"] = s.optimal;
-    schedule["peak_live_bytes"] = s.peak_live_bytes;
-    schedule["model_order_peak_bytes"] = s.model_order_peak_bytes;
-    schedule["seconds"] = s.seconds;
-    schedule["states"] = s.states;
+  json order = {
+      {"order", schedule && schedule->peak_live_bytes < schedule->model_order_peak_bytes ? "memory" : "model"},
+      {"searched", schedule != nullptr}};
+  if (schedule) {
+    const ScheduleResult& s = *schedule;
+    order["method"] = s.method;
+    order["optimal"] = s.optimal;
+    order["peak_live_bytes"] = s.peak_live_bytes;
+    order["model_order_peak_bytes"] = s.model_order_peak_bytes;
+    order["seconds"] = s.seconds;
+    order["states"] = s.states;
     json nodes = json::array();
     for (NodeId n : s.order) nodes.push_back(graph.node(n).name.empty() ? graph.node(n).label() : graph.node(n).name);
-    schedule["nodes"] = nodes;
+    order["nodes"] = nodes;
   }
 
   json report = {{"schema_version", kReportSchemaVersion},
@@ -98,7 +97,7 @@ std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const D
                    {"fragmentation_bytes", plan.arena_bytes - plan.ledger.peak_live_bytes},
                    {"optimal", plan.optimal},
                    {"fits", plan.fits}}},
-                 {"schedule", schedule},
+                 {"schedule", order},
                  {"buffers", buffers},
                  {"timeline", timeline}};
   if (sim) report["sim"] = json::parse(sim::sim_report_json(*sim));

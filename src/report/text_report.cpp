@@ -178,9 +178,9 @@ std::string peak_inputs_line(const Ledger& ledger) {
                      human_bytes(ledger.peak_live_without_inputs_bytes), ledger.peak_live_without_inputs_bytes);
 }
 
-std::string schedule_line(const MemoryPlan& plan) {
-  if (!plan.schedule) return "order: the model's own (a memory-aware order was not searched: --schedule memory)";
-  const ScheduleResult& s = *plan.schedule;
+std::string schedule_line(const ScheduleResult* schedule) {
+  if (!schedule) return "order: the model's own (a memory-aware order was not searched: --schedule memory)";
+  const ScheduleResult& s = *schedule;
   const std::string search =
       fmt::format("{}{}, {:.2f} s, {} sets", s.method, s.optimal ? ", optimal" : "", s.seconds, s.states);
   if (s.peak_live_bytes >= s.model_order_peak_bytes)
@@ -199,7 +199,8 @@ std::string text_report(const MemoryPlan& plan, const TextReportOptions& options
   if (options.buffers) out += "\nBuffers\n" + buffer_table(plan);
   out += "\nLive at once\n" + timeline_text(plan, options.max_timeline_rows);
   out += "\nBiggest at the peak\n" + peak_contributors(plan, options.contributors);
-  out += "\n" + plan_verdict(plan) + "\n" + peak_inputs_line(plan.ledger) + "\n" + schedule_line(plan) + "\n";
+  out +=
+      "\n" + plan_verdict(plan) + "\n" + peak_inputs_line(plan.ledger) + "\n" + schedule_line(options.schedule) + "\n";
   return out;
 }
 

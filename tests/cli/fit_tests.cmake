@@ -74,7 +74,7 @@ memledger_cli_test(run.fit_host_has_no_capacity ARGS run ${FIT_DATA}/conv_bn_rel
 
 # Patches of patches: at 170 KiB one grid does not reach (its lowest is ~191 KiB); 2x1 patches
 # of the stage up to block 7 with 3x4 patches up to block 4 inside each do (147 KiB, +19.6%
-# MACs), forced here (the search that finds them is tests/plan/fit_test.cpp's), and the plan
+# MACs), forced here (the search that finds them is tests/fit/fit_test.cpp's), and the plan
 # runs bit-identically inside its arena.
 set(FIT_NESTED --device mcu --capacity 174080 --patch 2x1@/features/features.7/conv/conv.2/Conv_output_0
     --inner-patch 3x4@/features/features.4/conv/conv.2/Conv_output_0)

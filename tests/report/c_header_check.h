@@ -1,4 +1,4 @@
-// Shared by the C header tests (report/, plan/fit): compiles a C99 program that includes a
+// Shared by the C header tests (report/, fit/fit): compiles a C99 program that includes a
 // header plan_c_header wrote, runs it, and compares what it prints with the JSON plan.
 #pragma once
 

@@ -1,5 +1,5 @@
 // `memledger fit MODEL --device D`: the cheapest changes that make the model fit the device
-// (plan/fit.h) — order, in-place rules, patches — each step's figures, and the plan reached;
+// (fit/fit.h) — order, in-place rules, patches — each step's figures, and the plan reached;
 // exit 3 when even the best does not fit. Writes the final plan as JSON, HTML and a C header.
 #include <fmt/format.h>
 

@@ -7,12 +7,13 @@
 #include "commands.h"
 #include "device_option.h"
 #include "exact_progress.h"
+#include "flag_errors.h"
 #include "memledger/core/error.h"
 #include "memledger/core/output_file.h"
 #include "memledger/core/text.h"
+#include "memledger/fit/ordered_plan.h"
 #include "memledger/plan/allocate/csv.h"
 #include "memledger/plan/memory_plan.h"
-#include "memledger/plan/schedule.h"
 #include "memledger/report/c_header.h"
 #include "memledger/report/html_report.h"
 #include "memledger/report/json_report.h"
@@ -55,35 +56,29 @@ void run_plan(const PlanArgs& args, int& exit_code) {
   if (!args.html_path.empty()) outputs.declare(args.html_path, "--html");
   if (!args.c_header_path.empty()) outputs.declare(args.c_header_path, "--emit-c");
   const DeviceProfile profile = resolve_device(args.device);
-  const ScheduleKind schedule_kind = parse_schedule_kind(args.schedule);
-  Graph graph = load_model(args.model);
-  const PlanOptions plan_options{.donate_inputs = args.donate_inputs, .in_place = !args.no_in_place};
-  std::optional<ScheduleResult> schedule;
-  if (schedule_kind == ScheduleKind::kMemory) {
-    schedule =
-        memory_aware_schedule(graph, profile, {.time_budget_seconds = args.schedule_budget, .plan = plan_options});
-    graph.set_order(schedule->order);
-  }
+  const ScheduleKind schedule_kind = parse_flag("--schedule", [&] { return parse_schedule_kind(args.schedule); });
+  Graph model = load_model(args.model);
   const auto algorithm = allocate::parse_algorithm(args.algorithm);
   if (!algorithm) fail("--algorithm '{}': expected naive, greedy or exact", args.algorithm);
   PlacementOptions placement{.algorithm = *algorithm, .time_budget_seconds = args.time_budget};
+  std::optional<ScheduleOptions> search;
+  if (schedule_kind == ScheduleKind::kMemory) search = ScheduleOptions{.time_budget_seconds = args.schedule_budget};
   std::shared_ptr<Progress> progress;
   if (*algorithm == allocate::Algorithm::kExact) {
     progress = exact_search_progress(args.time_budget, placement.on_exact_progress);
   }
-  MemoryPlan plan = plan_memory(graph, profile, plan_options, placement);
+  const OrderedPlan ordered =
+      plan_in_order(std::move(model), profile, {.donate_inputs = args.donate_inputs, .in_place = !args.no_in_place},
+                    placement, search);
   if (progress) progress->finish();
-  if (schedule) {
-    ML_CHECK(plan.ledger.peak_live_bytes == schedule->peak_live_bytes,
-             "the schedule's peak-live {} B is not the plan's {} B", schedule->peak_live_bytes,
-             plan.ledger.peak_live_bytes);
-    plan.schedule = std::move(schedule);
-  }
+  const Graph& graph = ordered.graph;
+  const MemoryPlan& plan = ordered.plan;
+  const ScheduleResult* schedule = ordered.schedule_or_null();
 
   fmt::print("model: {} ({} nodes, {} buffers)\n", escape_for_terminal(args.model.path), graph.order().size(),
              plan.liveness.buffers.size());
   fmt::print("device: {}\n\n", describe_profile(profile));
-  fmt::print("{}", escape_for_terminal(text_report(plan, {.buffers = !args.brief}), true));
+  fmt::print("{}", escape_for_terminal(text_report(plan, {.buffers = !args.brief, .schedule = schedule}), true));
 
   std::optional<sim::SimReport> sim_report;
   if (args.sim) {
@@ -95,11 +90,12 @@ void run_plan(const PlanArgs& args, int& exit_code) {
   }
 
   if (!args.json_path.empty()) {
-    outputs.stage(args.json_path,
-                  plan_report_json(graph, plan, profile, args.model.path, sim_report ? &*sim_report : nullptr));
+    outputs.stage(args.json_path, plan_report_json(graph, plan, profile, args.model.path,
+                                                   sim_report ? &*sim_report : nullptr, schedule));
   }
   if (!args.csv_path.empty()) outputs.stage(args.csv_path, plan_csv(plan));
-  if (!args.html_path.empty()) outputs.stage(args.html_path, plan_report_html(graph, plan, profile, args.model.path));
+  if (!args.html_path.empty())
+    outputs.stage(args.html_path, plan_report_html(graph, plan, profile, args.model.path, schedule));
   if (!args.c_header_path.empty())
     outputs.stage(args.c_header_path, plan_c_header(graph, plan, profile, args.model.path));
   outputs.commit();

@@ -3,7 +3,7 @@
 // writes the outputs and compares them with another model run on the same inputs. With
 // --arena it also plans the model and runs it again inside the planned arena with guards
 // (exec/arena_run), which must give bit-identical outputs; with --fit the plan is the one
-// `memledger fit` finds for the device (plan/fit.h: reordered, in place, patched), and its
+// `memledger fit` finds for the device (fit/fit.h: reordered, in place, patched), and its
 // graph runs inside the arena against the ordinary run of the model itself. --kernels picks
 // the kernel set (fast: oneDNN where it takes a node), --threads its threads, --repeat times N runs.
 #include <fmt/format.h>
@@ -20,6 +20,7 @@
 #include "commands.h"
 #include "device_option.h"
 #include "fit_options.h"
+#include "flag_errors.h"
 #include "memledger/core/checked.h"
 #include "memledger/core/error.h"
 #include "memledger/core/input_file.h"
@@ -30,11 +31,11 @@
 #include "memledger/exec/executor.h"
 #include "memledger/exec/interpreter.h"
 #include "memledger/exec/planned_arena.h"
+#include "memledger/fit/fit.h"
+#include "memledger/fit/schedule.h"
 #include "memledger/onnx/import.h"
 #include "memledger/onnx/tensor_file.h"
-#include "memledger/plan/fit.h"
 #include "memledger/plan/memory_plan.h"
-#include "memledger/plan/schedule.h"
 #include "memledger/report/fit_report.h"
 #include "memledger/verify/verify.h"
 #include "model_options.h"
@@ -184,7 +185,7 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
     for (const std::string& d : differ) fmt::print("  in-place decision differs with the model's dtypes: {}\n", d);
   } else {
     // A memory-aware order runs a reordered copy; its outputs must match the model order's.
-    if (parse_schedule_kind(o.schedule) == ScheduleKind::kMemory) {
+    if (parse_flag("--schedule", [&] { return parse_schedule_kind(o.schedule); }) == ScheduleKind::kMemory) {
       const ScheduleResult s = memory_aware_schedule(model, profile);
       reordered.set_order(s.order);
       fmt::print("memory-aware order ({}{}): peak-live {} B against {} B in the model's order\n", s.method,

@@ -1,5 +1,7 @@
 #include "fit_options.h"
 
+#include "flag_errors.h"
+
 namespace memledger::cli {
 
 void add_fit_options(CLI::App* command, FitCliOptions& options) {
@@ -28,8 +30,9 @@ DeviceProfile fit_profile(DeviceProfile profile, const FitCliOptions& options) {
 
 FitResult run_fit(const Graph& graph, const DeviceProfile& profile, const FitCliOptions& options, bool all_steps) {
   FitOptions fit{.placement = {.time_budget_seconds = options.time_budget}, .all_steps = all_steps};
-  if (!options.patch.empty()) fit.patch = parse_patch_spec(graph, options.patch);
-  if (!options.inner_patch.empty()) fit.inner_patch = parse_patch_spec(graph, options.inner_patch);
+  if (!options.patch.empty()) fit.patch = parse_flag("--patch", [&] { return parse_patch_spec(graph, options.patch); });
+  if (!options.inner_patch.empty())
+    fit.inner_patch = parse_flag("--inner-patch", [&] { return parse_patch_spec(graph, options.inner_patch); });
   return fit_model(graph, profile, fit);
 }
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "memledger/device/profile.h"
-#include "memledger/plan/fit.h"
+#include "memledger/fit/fit.h"
 
 namespace memledger::cli {
 

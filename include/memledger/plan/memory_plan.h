@@ -11,7 +11,6 @@
 #include "memledger/plan/allocate/planner.h"
 #include "memledger/plan/ledger.h"
 #include "memledger/plan/liveness.h"
-#include "memledger/plan/schedule.h"
 
 namespace memledger {
 
@@ -34,9 +33,6 @@ struct MemoryPlan {
   std::string algorithm;
   allocate::Problem problem;        // the owning buffers as the allocator saw them
   std::vector<int> problem_buffer;  // buffer index of each problem entry
-  // How the execution order was chosen, when a memory-aware schedule was searched (the
-  // graph was then reordered to it before planning); nullopt: the model's own order.
-  std::optional<ScheduleResult> schedule;
 };
 
 MemoryPlan plan_memory(const Graph& graph, const DeviceProfile& profile, const PlanOptions& options = {},

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "memledger/device/profile.h"
+#include "memledger/fit/fit.h"
 #include "memledger/ir/graph.h"
-#include "memledger/plan/fit.h"
 #include "memledger/plan/memory_plan.h"
 
 namespace memledger {
 
-// The patch structure of a schedule (plan/patch.h, after fit): per step of the plan's
+// The patch structure of a schedule (fit/patch.h, after fit): per step of the plan's
 // schedule, the patch (r·cols + c) it belongs to or -1; for patches of patches also the
 // inner grid run inside each outer patch and each step's inner patch (or -1); for a second
 // patched stage its grid and each step's patch of it (or -1); for pools inside the stages,

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "memledger/device/profile.h"
+#include "memledger/fit/schedule.h"
 #include "memledger/plan/memory_plan.h"
 #include "memledger/sim/simulate.h"
 
@@ -15,8 +16,10 @@ namespace memledger {
 inline constexpr int kReportSchemaVersion = 2;
 
 // The report as JSON text (indented); `model` names the model file. With `sim`, the NPU
-// simulation's report is included under "sim".
+// simulation's report is included under "sim"; with `schedule`, how the order was searched
+// (fit/schedule.h: the graph was reordered to it) under "schedule".
 std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const DeviceProfile& profile,
-                             const std::string& model, const sim::SimReport* sim = nullptr);
+                             const std::string& model, const sim::SimReport* sim = nullptr,
+                             const ScheduleResult* schedule = nullptr);
 
 }  // namespace memledger

@@ -1,4 +1,4 @@
-// Receptive-field rules of patch-based execution (plan/patch.h), read from the op table's
+// Receptive-field rules of patch-based execution (fit/patch.h), read from the op table's
 // records (ir/op_table: PatchRule, window geometry, channel parameters, MACs): whether a
 // node can run on a box of its output, the box of each input that box needs (the window's
 // halo, clipped to the image), and the pads of a clone that computes exactly that box.

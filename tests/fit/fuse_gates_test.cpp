@@ -1,4 +1,4 @@
-#include "memledger/plan/fuse_gates.h"
+#include "memledger/fit/fuse_gates.h"
 
 #include <gtest/gtest.h>
 

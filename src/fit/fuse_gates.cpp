@@ -1,4 +1,4 @@
-#include "memledger/plan/fuse_gates.h"
+#include "memledger/fit/fuse_gates.h"
 
 #include <unordered_map>
 #include <unordered_set>

@@ -2,7 +2,7 @@
 // cases, the rewrite's refusals, and patched graphs that run bit-identically to the
 // layer-by-layer run, on their own and inside their planned arenas, on hand-built graphs
 // and on torchvision's mobilenet_v2 as the exporter writes it.
-#include "memledger/plan/patch.h"
+#include "memledger/fit/patch.h"
 
 #include <gtest/gtest.h>
 
@@ -16,13 +16,13 @@
 #include "memledger/device/profile.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/interpreter.h"
+#include "memledger/fit/patch_rules.h"
 #include "memledger/ir/accumulate_pool.h"
 #include "memledger/ir/verifier.h"
 #include "memledger/ir/write_patch.h"
 #include "memledger/onnx/import.h"
 #include "memledger/onnx/tensor_file.h"
 #include "memledger/plan/memory_plan.h"
-#include "memledger/plan/patch_rules.h"
 #include "passes/pass_test_util.h"
 
 namespace memledger {

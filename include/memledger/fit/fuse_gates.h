@@ -1,4 +1,4 @@
-// Fit's zero-cost rewrite (plan/fit.h): the self-gated activations exporters write as two
+// Fit's zero-cost rewrite (fit/fit.h): the self-gated activations exporters write as two
 // nodes — SiLU as Mul(x, Sigmoid(x)), hard-swish as Mul(x, HardSigmoid(x)) — hold x and the
 // gate's full buffer at once; memledger.SelfGated (ir/self_gated.h) computes the pair in one
 // node, in place over x, with the same bits. No MACs change, only the buffers live at the gate.

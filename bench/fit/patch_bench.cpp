@@ -28,10 +28,10 @@
 #include "memledger/core/error.h"
 #include "memledger/device/profile.h"
 #include "memledger/exec/interpreter.h"
+#include "memledger/fit/patch.h"
 #include "memledger/onnx/import.h"
 #include "memledger/plan/ledger.h"
 #include "memledger/plan/liveness.h"
-#include "memledger/plan/patch.h"
 
 namespace memledger {
 namespace {

@@ -1,4 +1,4 @@
-#include "memledger/plan/schedule.h"
+#include "memledger/fit/schedule.h"
 
 #include <algorithm>
 #include <chrono>
@@ -392,14 +392,7 @@ std::string_view to_string(ScheduleKind kind) { return kind == ScheduleKind::kMe
 ScheduleKind parse_schedule_kind(std::string_view text) {
   if (text == "model") return ScheduleKind::kModel;
   if (text == "memory") return ScheduleKind::kMemory;
-  fail("--schedule '{}': expected model or memory", text);
-}
-
-int64_t peak_live_of_order(const Graph& graph, const std::vector<NodeId>& order, const DeviceProfile& profile,
-                           const PlanOptions& options) {
-  Graph reordered = graph;
-  reordered.set_order(order);
-  return make_ledger(reordered, compute_liveness(reordered, profile, options)).peak_live_bytes;
+  fail("'{}': expected model or memory", text);
 }
 
 ScheduleResult memory_aware_schedule(const Graph& graph, const DeviceProfile& profile, const ScheduleOptions& options) {

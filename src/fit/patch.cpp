@@ -1,9 +1,9 @@
-// Patch-based execution as a graph rewrite (see plan/patch.h). The algorithm:
+// Patch-based execution as a graph rewrite (see fit/patch.h). The algorithm:
 //  1. The stage: the split value's ancestors. Values that depend on a graph input form the
 //     data path; stage nodes off it (computing from constants only) stay as they are.
 //  2. Per patch of the split's H×W grid, walking the stage backwards: a node's output box is
 //     the hull of what its consumers need, and each data input needs the box the node's
-//     patch rule gives (plan/patch_rules.h).
+//     patch rule gives (fit/patch_rules.h).
 //  3. Per patch, forwards: clones of the data-path nodes on their boxes (a consumer that
 //     needs less than a value's box reads a Slice of it), then WritePatch into the split's
 //     full buffer. The patches take the split producer's place in the execution order.
@@ -13,7 +13,7 @@
 //     sums (memledger.AccumulatePool) — and the nodes computing from the pooled value (the
 //     gate) stay where they were, between the passes and the patches, which read the gate
 //     whole. Values computed from a pool alone are off the data path, like constants.
-#include "memledger/plan/patch.h"
+#include "memledger/fit/patch.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -25,9 +25,9 @@
 #include <unordered_set>
 
 #include "memledger/core/error.h"
+#include "memledger/fit/patch_rules.h"
 #include "memledger/ir/accumulate_pool.h"
 #include "memledger/ir/write_patch.h"
-#include "memledger/plan/patch_rules.h"
 
 namespace memledger {
 namespace {
@@ -47,7 +47,7 @@ std::vector<NodeId> passes_of(const Graph& g, const Stage& stage, const std::vec
 }
 
 // Per value: whether it is on the data path — it depends on a graph input other than
-// through a strip pool's result (plan/patch_rules.h: those are read whole, like constants).
+// through a strip pool's result (fit/patch_rules.h: those are read whole, like constants).
 std::vector<char> data_path(const Graph& g) {
   std::vector<char> data(g.value_count(), 0);
   for (ValueId in : g.inputs()) data[static_cast<size_t>(in.index)] = 1;

@@ -1,6 +1,6 @@
-// fit's search for patch-based execution (plan/fit.h, steps 4 and 5): which split value and
+// fit's search for patch-based execution (fit/fit.h, steps 4 and 5): which split value and
 // grid — or, one level deeper, which outer split and grid with an inner split and grid inside
-// each outer patch (plan/patch.h's apply_nested_patches) — reaches the capacity with the
+// each outer patch (fit/patch.h's apply_nested_patches) — reaches the capacity with the
 // fewest extra multiply-accumulates. Candidates are screened by peak-live (liveness and
 // ledger, no placement); the first few that reach it are placed, the first whose arena fits
 // wins. Both searches are deterministic (bounded by a count of evaluations, not by time), so
@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "memledger/plan/fit.h"
+#include "memledger/fit/fit.h"
 
 namespace memledger {
 

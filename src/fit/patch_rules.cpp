@@ -1,4 +1,4 @@
-#include "memledger/plan/patch_rules.h"
+#include "memledger/fit/patch_rules.h"
 
 #include <fmt/format.h>
 

@@ -24,8 +24,8 @@
 #include "memledger/device/profile.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/interpreter.h"
+#include "memledger/fit/fit.h"
 #include "memledger/onnx/import.h"
-#include "memledger/plan/fit.h"
 
 namespace memledger {
 namespace {

@@ -1,4 +1,4 @@
-#include "patch_search.h"
+#include "memledger/fit/patch_search.h"
 
 #include <fmt/format.h>
 
@@ -8,17 +8,12 @@
 #include <vector>
 
 #include "memledger/core/error.h"
-#include "memledger/plan/ledger.h"
-#include "memledger/plan/liveness.h"
+#include "memledger/fit/peak_live.h"
 
 namespace memledger {
 namespace {
 
 const PlanOptions kInPlace{.in_place = true};
-
-int64_t peak_live(const Graph& graph, const DeviceProfile& profile) {
-  return make_ledger(graph, compute_liveness(graph, profile, kInPlace)).peak_live_bytes;
-}
 
 // The fewest extra MACs first; the first few are placed (placement may leave fragmentation
 // above peak-live) and the first whose arena fits wins, else the first.
@@ -41,7 +36,7 @@ void choose(PatchSearchResult& result, std::vector<PatchCandidate> reaching, std
 
 // Peak-live at the steps outside the patched stage: no inner grid can bring the plan below it.
 int64_t rest_of_network_peak(const PatchedGraph& patched, const DeviceProfile& profile) {
-  const Ledger ledger = make_ledger(patched.graph, compute_liveness(patched.graph, profile, kInPlace));
+  const Ledger ledger = screening_ledger(patched.graph, profile, kInPlace);
   int64_t rest = 0;
   for (size_t t = 0; t < ledger.timeline.size() && t < patched.patch_of_node.size(); ++t)
     if (!patched.in_stage(t)) rest = std::max(rest, ledger.timeline[t].live_bytes);
@@ -50,7 +45,7 @@ int64_t rest_of_network_peak(const PatchedGraph& patched, const DeviceProfile& p
 
 // Peak-live of the patched graph, overall and at the steps inside its stage.
 std::pair<int64_t, int64_t> peaks(const PatchedGraph& patched, const DeviceProfile& profile) {
-  const Ledger ledger = make_ledger(patched.graph, compute_liveness(patched.graph, profile, kInPlace));
+  const Ledger ledger = screening_ledger(patched.graph, profile, kInPlace);
   int64_t stage = 0;
   for (size_t t = 0; t < ledger.timeline.size() && t < patched.patch_of_node.size(); ++t)
     if (patched.in_stage(t)) stage = std::max(stage, ledger.timeline[t].live_bytes);
@@ -192,7 +187,7 @@ PatchSearchResult search_nested_patches(const Graph& base, const DeviceProfile& 
     ++result.evaluated;
     PatchCandidate c{.spec = outer,
                      .inner = inner,
-                     .peak_live_bytes = peak_live(patched->graph, profile),
+                     .peak_live_bytes = peak_live(patched->graph, profile, kInPlace),
                      .extra_macs = patched->extra_macs()};
     if (!lowest || c.peak_live_bytes < lowest->peak_live_bytes) lowest = c;
     return c;

@@ -1,11 +1,11 @@
 // Making a model fit its device (issue 13, item 5; DESIGN.md §2 "Fitting"): the cheapest
 // changes first, each kept only when it lowers peak-live, until the plan fits the capacity:
 //   1. layer by layer: the model's order, no in-place reuse (the baseline);
-//   2. a memory-aware topological order (plan/schedule.h);
+//   2. a memory-aware topological order (fit/schedule.h);
 //   3. the in-place rules of the kernel contracts (elementwise chains, depthwise Conv);
 //      then, when the model has them, its self-gated activations (SiLU, hard-swish written
-//      as x · gate(x)) fused into one in-place node each (plan/fuse_gates.h: no MACs);
-//   4. patch-based execution of a leading stage (plan/patch.h): of every split value and
+//      as x · gate(x)) fused into one in-place node each (fit/fuse_gates.h: no MACs);
+//   4. patch-based execution of a leading stage (fit/patch.h): of every split value and
 //      grid whose peak-live reaches the capacity, the one with the fewest extra
 //      multiply-accumulates (recomputed halos); when none reaches it, the lowest peak;
 //   5. when one grid does not reach the capacity, patches of patches: an outer grid over a
@@ -20,8 +20,10 @@
 //      lowest-peak stage whose own steps stay within the capacity);
 //   7. when it still does not fit, stages through squeeze-and-excitation blocks: steps 4
 //      and 6 again with stages that hold global pools, each computed by a pass of row
-//      strips before the stage's patches (plan/patch.h). The passes recompute the stage up
+//      strips before the stage's patches (fit/patch.h). The passes recompute the stage up
 //      to their pool, so they come last: a plan that fits without them costs fewer MACs.
+// Each step is an entry of a table (fit/strategy.h: name, when it applies, how it runs, what
+// it costs); fit_model is the loop that runs them and keeps or drops each result by one rule.
 // Nothing changes the model's numbers: the result is a graph (reordered, maybe patched)
 // and its plan, which run_in_arena proves bit-identical to the ordinary run. fit_model is
 // deterministic (same model, profile and options: same result), so `run --arena --fit`
@@ -35,13 +37,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "memledger/device/profile.h"
+#include "memledger/fit/patch.h"
 #include "memledger/ir/graph.h"
 #include "memledger/plan/memory_plan.h"
-#include "memledger/plan/patch.h"
 
 namespace memledger {
 
@@ -87,10 +90,12 @@ struct FitStep {
   std::string detail;  // what the step did: the schedule's method, the patch grid and split
   int64_t peak_live_bytes = 0;
   int64_t arena_bytes = 0;
-  int64_t extra_macs = 0;  // over the model's own MACs
+  int64_t extra_macs = 0;     // over the model's own MACs
+  int64_t traffic_bytes = 0;  // moved to and from a slower memory (bank spills); 0 for steps 1–7
   double planning_seconds = 0;
-  bool fits = false;  // arena within the capacity
-  bool kept = false;  // it lowered peak-live, so later steps build on it
+  bool fits = false;          // arena within the capacity
+  bool kept = false;          // it lowered peak-live, so later steps build on it
+  std::string_view strategy;  // the entry of fit_strategies() that ran (fit/strategy.h)
 };
 
 // The patch structure of the result, per step of the final plan's schedule.
@@ -143,8 +148,9 @@ MemoryPlan fit_arena_plan(const FitResult& fit, const DeviceProfile& profile, co
 // arena run's plan keeps the model's dtypes, so sizes differ; the decisions should not.
 std::vector<std::string> in_place_differences(const MemoryPlan& a, const MemoryPlan& b);
 
-// The PatchSpec of `--patch ROWSxCOLS@VALUE`, VALUE a value of `graph` by name; an Error
-// naming the text when it does not parse or the model has no such value.
+// The PatchSpec of `ROWSxCOLS@VALUE`, VALUE a value of `graph` by name; an Error naming the
+// text when it does not parse or the model has no such value (the caller adds where the
+// text came from: the command line names its flag).
 PatchSpec parse_patch_spec(const Graph& graph, const std::string& text);
 
 }  // namespace memledger

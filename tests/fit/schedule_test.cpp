@@ -2,7 +2,7 @@
 // every topological order), it finds the optimum, says so, reports exactly the ledger's
 // figure, and is never worse than the model's order; Graph::set_order refuses an order
 // that is not a topological permutation of the live nodes.
-#include "memledger/plan/schedule.h"
+#include "memledger/fit/schedule.h"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +14,7 @@
 #include "memledger/device/profile.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/interpreter.h"
+#include "memledger/fit/ordered_plan.h"
 #include "memledger/plan/memory_plan.h"
 #include "memledger/report/html_report.h"
 #include "memledger/report/json_report.h"
@@ -140,19 +141,21 @@ TEST(Schedule, ReportsSayWhichOrderAndThePeakOfEach) {
   EXPECT_NE(plan_report_json(g, model, p, "m").find("\"searched\": false"), std::string::npos);
   EXPECT_NE(plan_report_html(g, model, p, "m").find("memory-aware order not searched"), std::string::npos);
 
-  ScheduleResult r = memory_aware_schedule(g, p);
-  g.set_order(r.order);
-  MemoryPlan plan = plan_memory(g, p);
-  plan.schedule = r;
-  EXPECT_NE(text_report(plan).find("order: memory-aware (exact-dp, optimal, "), std::string::npos);
-  EXPECT_NE(
-      text_report(plan).find("peak-live 768 B (768 B) against 1.31 KiB (1344 B) in the model's order, 1.75x lower"),
-      std::string::npos);
-  const std::string json = plan_report_json(g, plan, p, "m");
+  // The plan of the searched order, the schedule beside it (fit/ordered_plan.h).
+  const OrderedPlan ordered = plan_in_order(g, p, {}, {}, ScheduleOptions{});
+  ASSERT_TRUE(ordered.schedule.has_value());
+  EXPECT_EQ(ordered.graph.order(), ordered.schedule->order);
+  const MemoryPlan& plan = ordered.plan;
+  const ScheduleResult* r = ordered.schedule_or_null();
+  EXPECT_NE(text_report(plan, {.schedule = r}).find("order: memory-aware (exact-dp, optimal, "), std::string::npos);
+  EXPECT_NE(text_report(plan, {.schedule = r})
+                .find("peak-live 768 B (768 B) against 1.31 KiB (1344 B) in the model's order, 1.75x lower"),
+            std::string::npos);
+  const std::string json = plan_report_json(ordered.graph, plan, p, "m", nullptr, r);
   for (const char* key : {"\"order\": \"memory\"", "\"model_order_peak_bytes\": 1344", "\"peak_live_bytes\": 768",
                           "\"optimal\": true", "\"nodes\": ["})
     EXPECT_NE(json.find(key), std::string::npos) << key;
-  const std::string html = plan_report_html(g, plan, p, "m");
+  const std::string html = plan_report_html(ordered.graph, plan, p, "m", r);
   EXPECT_NE(html.find("model order peak-live"), std::string::npos);
   EXPECT_NE(html.find("data-bytes=\"1344\""), std::string::npos);
 }

@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "memledger/core/error.h"
+#include "memledger/fit/schedule.h"
 #include "memledger/onnx/import.h"
 #include "memledger/plan/memory_plan.h"
-#include "memledger/plan/schedule.h"
 
 namespace memledger {
 namespace {

@@ -1,4 +1,4 @@
-// Memory-aware scheduling (DESIGN.md §2 "plan/schedule", issue 13 item 2): a topological
+// Memory-aware scheduling (DESIGN.md §2, issue 13 item 2): a topological
 // order of the graph's nodes that minimises peak-live, the figure the ledger computes.
 //
 // The search runs over sets of scheduled nodes (Serenity's dynamic programming over
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "memledger/device/profile.h"
+#include "memledger/fit/peak_live.h"
 #include "memledger/ir/graph.h"
 #include "memledger/plan/liveness.h"
 
@@ -57,9 +58,5 @@ struct ScheduleResult {
 
 ScheduleResult memory_aware_schedule(const Graph& graph, const DeviceProfile& profile,
                                      const ScheduleOptions& options = {});
-
-// The ledger's peak-live of `graph` run in `order` (a topological order of its live nodes).
-int64_t peak_live_of_order(const Graph& graph, const std::vector<NodeId>& order, const DeviceProfile& profile,
-                           const PlanOptions& options = {});
 
 }  // namespace memledger

@@ -3,7 +3,7 @@
 // int8, NHWC, constants and input outside the arena) by patching, the plan runs bit-identically
 // inside its arena with the same in-place decisions, fit is deterministic, and the plan's C
 // header carries the patch loops. Bad input is an Error naming the cause.
-#include "memledger/plan/fit.h"
+#include "memledger/fit/fit.h"
 
 #include <gtest/gtest.h>
 
