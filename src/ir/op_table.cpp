@@ -296,10 +296,11 @@ std::vector<OpRecord> make_table() {
              kernel));
   for (std::string_view op : {"Sum", "Mean"})
     t.push_back(shaped(with(broadcasting(op), [](OpRecord& r) { r.contract = variadic_contract; }), s::broadcast));
+  // Element by element: a patch of the output is the same patch of the input (a per-tensor
+  // scale broadcasts over H and W), so a quantized model's first stage can run patch by patch.
   auto quantize = [](OpRecord& r) {
     r.roles = R::kQuantize;
     r.in_place = InPlaceRule::kNone;
-    r.patch = PatchRule::kNone;
   };
   t.push_back(shaped(with(unary("QuantizeLinear"), quantize), s::quantize));
   t.push_back(shaped(with(unary("DequantizeLinear"), quantize), s::dequantize));
