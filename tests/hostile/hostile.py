@@ -194,6 +194,25 @@ def resize_model(path, scale):
                   [vi("y", TensorProto.FLOAT, sym(4))], inits, check=False), path)
 
 
+def qdq_conv_model(path, w_scales=(0.01, 0.01), bias=(0, 0), bias_zp=(0, 0), w=None):
+    """Q → DQ → Conv (per-channel int8 weights, int32 bias) → Q → DQ with one edited parameter (issue 35 item 7)."""
+    w = np.full((2, 1, 3, 3), 1, np.int8) if w is None else w
+    f = lambda a, n: numpy_helper.from_array(np.asarray(a), n)  # noqa: E731
+    inits = [f(np.float32(0.02), "xs"), f(np.int8(0), "xz"), f(w, "w"), f(np.array(w_scales, np.float32), "ws"),
+             f(np.zeros(len(w_scales), np.int8), "wz"), f(np.array(bias, np.int32), "b"),
+             f(np.full(2, 0.0002, np.float32), "bs"), f(np.array(bias_zp, np.int32), "bz"),
+             f(np.float32(0.05), "ys"), f(np.int8(0), "yz")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="quant"),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xf"], name="x_dq"),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wf"], name="w_dq", axis=0),
+             helper.make_node("DequantizeLinear", ["b", "bs", "bz"], ["bf"], name="b_dq", axis=0),
+             helper.make_node("Conv", ["xf", "wf", "bf"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("QuantizeLinear", ["c", "ys", "yz"], ["cq"], name="requant"),
+             helper.make_node("DequantizeLinear", ["cq", "ys", "yz"], ["y"], name="y_dq")]
+    save(model_of(nodes, [vi("x", TensorProto.FLOAT, [1, 1, 4, 4])], [vi("y", TensorProto.FLOAT, [1, 2, 4, 4])], inits,
+                  opset=13), path)
+
+
 def constant_short_data_model(path):
     # The long fuzz run's finding: a Constant declared [43] holding one int64 (4294967295)
     # feeding ConstantOfShape → Expand; libonnx's inference allocated a rank of 4·10^9.
@@ -322,6 +341,11 @@ FILES = {
     "transpose_perm_repeat.onnx": lambda p: one_node_model(p, "Transpose", [("x", [2, 3])], attrs={"perm": [1, 1]}),
     "pad_huge.onnx": lambda p: one_node_model(p, "Pad", [("x", [2, 2])], {"pads": [0, 2**40, 0, 0]}),
     "resize_scale_nan.onnx": lambda p: resize_model(p, float("nan")),
+    "quant_scale_zero.onnx": lambda p: qdq_conv_model(p, w_scales=(0.01, 0.0)),
+    "quant_scale_nan.onnx": lambda p: qdq_conv_model(p, w_scales=(float("nan"), 0.01)),
+    "quant_axis_length.onnx": lambda p: qdq_conv_model(p, w_scales=(0.01, 0.01, 0.01)),
+    "quant_bias_zero_point.onnx": lambda p: qdq_conv_model(p, bias_zp=(0, 9)),
+    "quant_bias_overflow.onnx": lambda p: qdq_conv_model(p, bias=(2**31 - 100, 0), w=np.full((2, 1, 3, 3), 127, np.int8)),
     "tile_overflow.onnx": lambda p: one_node_model(p, "Tile", [("x", [2, 3])], {"r": [2**62, 2**62]}),
     "expand_negative.onnx": lambda p: one_node_model(p, "Expand", [("x", [3])], {"s": [-2]}, rank=1),
     "range_huge.onnx": lambda p: range_model(p, 2**60),
@@ -491,6 +515,18 @@ CASES = [
       message="node Expand #0: shape has a negative extent -2"),
     C("plan_range_huge", ["plan", "range_huge.onnx"], 2, ["range_huge.onnx"],
       message="node Range #0: .*more than the import bound"),
+    # quantization parameters (issue 35 item 7): node and field named, no report written
+    C("plan_quant_scale_zero", ["plan", "quant_scale_zero.onnx", "--json", "out.json"], 2, ["quant_scale_zero.onnx"],
+      message="node DequantizeLinear 'w_dq': value 'w': scale 'ws' \\(input 1\\) \\[1\\] is 0: a scale must be finite"),
+    C("plan_quant_scale_nan", ["plan", "quant_scale_nan.onnx", "--json", "out.json"], 2, ["quant_scale_nan.onnx"],
+      message="node DequantizeLinear 'w_dq': value 'w': scale 'ws' \\(input 1\\) \\[0\\] is nan"),
+    C("plan_quant_axis_length", ["plan", "quant_axis_length.onnx", "--json", "out.json"], 2,
+      ["quant_axis_length.onnx"], message="scale 'ws' \\(input 1\\) holds 3 scales but axis 0 has extent 2"),
+    C("plan_quant_bias_zero_point", ["plan", "quant_bias_zero_point.onnx", "--json", "out.json"], 2,
+      ["quant_bias_zero_point.onnx"], message="node DequantizeLinear 'b_dq': value 'b': zero point 'bz' \\(input 2\\)"
+                                              " \\[1\\] is 9: an int32 value's zero point must be 0"),
+    C("run_quant_bias_overflow", ["run", "quant_bias_overflow.onnx"], 2, ["quant_bias_overflow.onnx"],
+      message="node Conv 'conv': bias 'b', output channel 0: the worst-case accumulation"),
     # 7. unbounded reads and allocations
     C("run_input_dev_zero", ["run", "m.onnx", "--input", "x=zero.npy"], 2, ["m.onnx"], ["zero.npy"],
       message="character device"),

@@ -49,7 +49,8 @@ TEST_P(GoldenModel, TextFormMatchesAndRoundTrips) {
 INSTANTIATE_TEST_SUITE_P(Onnx, GoldenModel,
                          ::testing::Values("conv_bn_relu", "affine_distinct", "affine_c_eq_w", "affine_c_eq_w_stated",
                                            "affine_vector_w", "affine_c_eq_h", "typed_and_constant", "nhwc_input",
-                                           "custom_op", "quantized_per_axis", "external_data"));
+                                           "custom_op", "quantized_per_axis", "external_data", "qdq_block",
+                                           "qlinear_ops", "integer_ops"));
 
 TEST(OnnxExport, AffineIsLoweredToMulAndAdd) {
   Graph g;

@@ -1,6 +1,8 @@
 // Writes the graph IR back as an ONNX model that libonnx's checker accepts: constants as
 // initializers with raw_data, every value's shape in value_info, and memledger's own
-// operators lowered to standard ONNX (Affine → Mul + Add).
+// operators lowered to standard ONNX (Affine → Mul + Add), and integer operators over
+// quantized values written back as DequantizeLinear → op → QuantizeLinear (an int32
+// accumulator output as ConvInteger / MatMulInteger), which onnxruntime runs (onnx/unfold_integer).
 #pragma once
 
 #include <string>
