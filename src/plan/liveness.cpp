@@ -96,8 +96,18 @@ Liveness compute_liveness(const Graph& graph, const DeviceProfile& profile, cons
     return first_use[static_cast<size_t>(a.index)] < first_use[static_cast<size_t>(b.index)];
   });
   const bool external_constants = profile.constants == ConstantResidency::kExternal;
+  // Persistent values: the state inputs of operators that carry a state (SVDF), by their
+  // records; their constant holds the initial state.
+  std::vector<char> persistent(graph.value_count(), 0);
+  for (NodeId n : live.schedule) {
+    const Node& node = graph.node(n);
+    const OpRecord* record = find_op(node, graph.opset);
+    if (!record || record->state_input < 0 || static_cast<size_t>(record->state_input) >= node.inputs.size()) continue;
+    const ValueId state = node.inputs[static_cast<size_t>(record->state_input)];
+    if (state.valid() && graph.value(state).is_constant()) persistent[static_cast<size_t>(state.index)] = 1;
+  }
   for (ValueId c : constants) {
-    if (graph.value(c).persistent) {
+    if (persistent[static_cast<size_t>(c.index)]) {
       add_value_buffer(c, BufferCategory::kPersistent, 0, last_step);
       continue;
     }
@@ -138,7 +148,8 @@ Liveness compute_liveness(const Graph& graph, const DeviceProfile& profile, cons
         static_cast<size_t>(record->state_output) < node.outputs.size()) {
       const ValueId state = node.inputs[static_cast<size_t>(record->state_input)];
       const ValueId next = node.outputs[static_cast<size_t>(record->state_output)];
-      if (state.valid() && next.valid() && graph.value(state).persistent && !graph.is_graph_output(next)) {
+      if (state.valid() && next.valid() && persistent[static_cast<size_t>(state.index)] &&
+          !graph.is_graph_output(next)) {
         const int root = buffer_of[static_cast<size_t>(state.index)];
         const int out = buffer_of[static_cast<size_t>(next.index)];
         if (live.buffers[static_cast<size_t>(out)].physical_bytes <=

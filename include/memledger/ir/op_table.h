@@ -118,8 +118,9 @@ struct OpRecord {
   WorkspaceRule workspace = nullptr;  // null: no workspace
   ContractRule contract = nullptr;    // overrides in_place and workspace when set
   // A state the operator carries from one run to the next (TFLite's SVDF): input
-  // `state_input` is a persistent value (Value::persistent) and output `state_output`, the
-  // new state, is written over it, so it owns no bytes of its own. -1: none.
+  // `state_input` is a constant holding the initial state, planned as a persistent buffer
+  // (live for the whole program, in the arena), and output `state_output`, the new state,
+  // is written over it, so it owns no bytes of its own. -1: none.
   int state_input = -1;
   int state_output = -1;
 

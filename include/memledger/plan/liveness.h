@@ -10,9 +10,10 @@
 // the arena), and the output is no larger. Such an output is an alias: it owns no bytes of
 // its own.
 //
-// Persistent buffers (variables: TFLite's SVDF state, Value::persistent) are live for the
-// whole program and always in the arena; an operator whose record names a state output
-// writes it over the state (an alias of the persistent buffer). TFLite Micro counts them
+// Persistent buffers (variables: the constant a node reads as the state input its op record
+// names, TFLite's SVDF state; the constant holds the initial state) are live for the whole
+// program and always in the arena, whatever the profile does with constants; the node's
+// state output is written over the state (an alias of the persistent buffer). TFLite Micro counts them
 // apart from the non-persistent head, and so does the plan (memory_plan.h).
 //
 // External buffers: under `constants = "external"` constants stay in read-only memory
