@@ -38,7 +38,7 @@ std::vector<uint64_t> chain_model(int layers, int width, size_t& size) {
     const auto y = static_cast<int32_t>(tensors.size());
     tensors.push_back(
         fb::CreateTensorDirect(b, &act, fb::TensorType::INT8, 0, ("y" + std::to_string(l)).c_str(), quant()));
-    const std::vector<int32_t> in{y - 2 == 0 ? 0 : y - 2, w, -1}, out{y};
+    const std::vector<int32_t> in{y - 2, w, -1}, out{y};
     ops.push_back(fb::CreateOperatorDirect(b, 0, &in, &out, fb::BuiltinOptions::FullyConnectedOptions,
                                            fb::CreateFullyConnectedOptions(b).Union()));
   }

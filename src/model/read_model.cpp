@@ -14,9 +14,10 @@ ModelFormat model_format(const std::string& path) {
   const int64_t size = check_input_file(path, int64_t{1} << 62, "model");
   std::ifstream in(path, std::ios::binary);
   uint8_t head[8] = {};
-  if (size >= 8 && in.read(reinterpret_cast<char*>(head), 8))
-    return has_tflite_identifier(head) ? ModelFormat::kTflite : ModelFormat::kOnnx;
-  return path.size() >= 7 && path.ends_with(".tflite") ? ModelFormat::kTflite : ModelFormat::kOnnx;
+  if (size >= 8 && in.read(reinterpret_cast<char*>(head), 8) && has_tflite_identifier(head))
+    return ModelFormat::kTflite;
+  // A .tflite file without the identifier is a broken TFLite model: the reader says so.
+  return path.ends_with(".tflite") ? ModelFormat::kTflite : ModelFormat::kOnnx;
 }
 
 ModelFile read_model(const std::string& path, const ImportOptions& onnx) {
