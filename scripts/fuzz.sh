@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with clang (ASan + UBSan) in build-fuzz/ and runs each for a
 # bounded time on a seed corpus of the committed test files.
 #   scripts/fuzz.sh [SECONDS [TARGET...]]   SECONDS per target, default 45; targets: import
-#                                           profile placement_csv tensor_file diff (all)
+#                                           tflite profile placement_csv tensor_file diff (all)
 # FUZZ_CLOCK=cpu counts SECONDS as CPU time of the fuzzer (user + sys) instead of wall time,
 # so a long run on a shared machine gets the work it claims: the fuzzer is interrupted once
 # its CPU time reaches SECONDS (libFuzzer prints its final statistics and exits 72).
@@ -14,7 +14,7 @@ build="$root/build-fuzz"
 seconds=${1:-45}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(import profile placement_csv tensor_file diff)
+[ ${#targets[@]} -eq 0 ] && targets=(import tflite profile placement_csv tensor_file diff)
 # -O1 -g1: a build from scratch in about half the time of -O2 -g; the fuzzers check parsers, not
 # the bits of any computation.
 cmake -S "$root/fuzz" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -26,6 +26,7 @@ seed() {  # seed TARGET: copies the committed files of its format into its corpu
   mkdir -p "$corpus"
   case "$1" in
     import) cp -n "$root"/tests/data/onnx/*.onnx "$corpus"/ 2>/dev/null || true ;;
+    tflite) cp -n "$root"/tests/data/tflite/*.tflite "$corpus"/ 2>/dev/null || true ;;
     profile) cp -n "$root"/tests/data/device/*.toml "$corpus"/ 2>/dev/null || true ;;
     placement_csv) cp -n "$root"/tests/data/allocate/*.csv "$corpus"/ 2>/dev/null || true ;;
     tensor_file)  # the first byte selects the format: odd .npy, even .pb

@@ -93,6 +93,8 @@ std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const D
                  {"plan",
                   {{"algorithm", plan.algorithm},
                    {"arena_bytes", plan.arena_bytes},
+                   {"head_bytes", plan.head_bytes},
+                   {"persistent_bytes", plan.persistent_bytes},
                    {"lower_bound_bytes", plan.lower_bound_bytes},
                    {"fragmentation_bytes", plan.arena_bytes - plan.ledger.peak_live_bytes},
                    {"optimal", plan.optimal},

@@ -167,7 +167,12 @@ std::string plan_verdict(const MemoryPlan& plan) {
                      plan.arena_bytes > plan.ledger.peak_live_bytes
                          ? fmt::format(", fragmentation {} B", plan.arena_bytes - plan.ledger.peak_live_bytes)
                          : "",
-                     capacity, plan.fits ? "fits" : "DOES NOT FIT");
+                     capacity, plan.fits ? "fits" : "DOES NOT FIT") +
+         (plan.persistent_bytes > 0
+              ? fmt::format("\n  of which non-persistent head {} B, persistent tail {} B (variables, live for the "
+                            "whole program; TFLite Micro counts them apart)",
+                            plan.head_bytes, plan.persistent_bytes)
+              : "");
 }
 
 std::string peak_inputs_line(const Ledger& ledger) {

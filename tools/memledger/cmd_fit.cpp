@@ -6,7 +6,9 @@
 #include "commands.h"
 #include "device_option.h"
 #include "fit_options.h"
+#include "memledger/core/error.h"
 #include "memledger/core/output_file.h"
+#include "memledger/model/tflm_plan.h"
 #include "memledger/report/c_header.h"
 #include "memledger/report/fit_report.h"
 #include "memledger/report/html_report.h"
@@ -20,7 +22,7 @@ struct FitArgs {
   std::string device;
   FitCliOptions fit;
   bool all_steps = false;
-  std::string json_path, html_path, c_header_path;
+  std::string json_path, html_path, c_header_path, tflite_path;
 };
 
 void run_fit_command(const FitArgs& args, int& exit_code) {
@@ -31,8 +33,12 @@ void run_fit_command(const FitArgs& args, int& exit_code) {
   if (!args.json_path.empty()) outputs.declare(args.json_path, "--json");
   if (!args.html_path.empty()) outputs.declare(args.html_path, "--html");
   if (!args.c_header_path.empty()) outputs.declare(args.c_header_path, "--emit-c");
+  if (!args.tflite_path.empty()) outputs.declare(args.tflite_path, "--emit-tflite");
   const DeviceProfile profile = fit_profile(resolve_device(args.device), args.fit);
-  const Graph graph = load_model(args.model);
+  const ModelFile model = load_model_file(args.model);
+  if (!args.tflite_path.empty() && model.format != ModelFormat::kTflite)
+    fail("--emit-tflite: '{}' is not a TFLite model", args.model.path);
+  const Graph& graph = model.graph;
   const FitResult fit = run_fit(graph, profile, args.fit, args.all_steps);
 
   fmt::print("model: {} ({} nodes)\n", args.model.path, graph.order().size());
@@ -46,6 +52,13 @@ void run_fit_command(const FitArgs& args, int& exit_code) {
     const CHeaderPatches patches = fit.patches ? c_header_patches(*fit.patches) : CHeaderPatches{};
     outputs.stage(args.c_header_path, plan_c_header(fit.graph, fit.plan, profile, args.model.path,
                                                     {.patches = fit.patches ? &patches : nullptr}));
+  }
+  if (!args.tflite_path.empty()) {
+    // TFLM runs the file's operators in the file's order: a patched or reordered plan is refused by name.
+    const TflmExport exported = tflm_offline_plan(fit.graph, fit.plan, model.tensor_values);
+    const std::vector<uint8_t> bytes = write_tflm_plan(args.model.path, exported);
+    fmt::print("\n{}", describe_tflm_export(exported));
+    outputs.stage(args.tflite_path, std::string(bytes.begin(), bytes.end()));
   }
   outputs.commit();
   exit_code = static_cast<int>(fit.fits ? ExitCode::kOk : ExitCode::kDoesNotFit);
@@ -68,6 +81,9 @@ void register_fit(CLI::App& app, int& exit_code) {
   command->add_option("--html", args->html_path, "write the final plan's HTML report here");
   command->add_option("--emit-c", args->c_header_path,
                       "write the final plan as a C header (arena, buffer offsets and sizes, schedule, patches) here");
+  command->add_option("--emit-tflite", args->tflite_path,
+                      "write the TFLite model with the final plan as TFLite Micro's OfflineMemoryAllocation here "
+                      "(layer-by-layer plans in the file's order only)");
   command->callback([args, &exit_code] { run_fit_command(*args, exit_code); });
 }
 

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "device_option.h"
 #include "memledger/core/text.h"
+#include "memledger/model/read_model.h"
 #include "memledger/onnx/import.h"
 #include "memledger/passes/fold_constants.h"
 #include "memledger/report/inspect_report.h"
@@ -29,7 +30,7 @@ void run_inspect(const InspectOptions& o) {
   for (const auto& text : o.input_shapes) add_input_shape(import_options, text);
   import_options.input_layout_nhwc = o.input_layout == "NHWC";
   import_options.fold_quantized = !o.keep_qdq;
-  Graph g = import_onnx_file(o.model, import_options);
+  Graph g = read_model(o.model, import_options).graph;
   fold_identity_constants(g);  // exporter Identity nodes over initializers are no work
   const Inspection inspection = inspect_graph(g, profile);
   // Names in the text form come from the file: control characters are printed escaped.
@@ -43,7 +44,7 @@ void register_inspect(CLI::App& app, int& exit_code) {
   auto* command =
       app.add_subcommand("inspect", "show a model as memledger reads it: nodes, shapes, axis roles, layouts, lint");
   auto options = std::make_shared<InspectOptions>();
-  command->add_option("model", options->model, "the ONNX model file")->required();
+  command->add_option("model", options->model, "the model file (ONNX or TFLite)")->required();
   command->add_option("--input-shape", options->input_shapes,
                       "static shape of a graph input with dynamic dimensions, NAME=1x3x224x224 (repeatable)");
   command->add_option("--input-layout", options->input_layout, "layout of 4-D graph inputs")

@@ -12,6 +12,7 @@
 #include "memledger/core/output_file.h"
 #include "memledger/core/text.h"
 #include "memledger/fit/ordered_plan.h"
+#include "memledger/model/tflm_plan.h"
 #include "memledger/plan/allocate/csv.h"
 #include "memledger/plan/memory_plan.h"
 #include "memledger/report/c_header.h"
@@ -28,7 +29,7 @@ namespace {
 struct PlanArgs {
   ModelOptions model;
   std::string device;
-  std::string json_path, csv_path, html_path, c_header_path;
+  std::string json_path, csv_path, html_path, c_header_path, tflite_path;
   std::string algorithm = "exact";
   double time_budget = 2.0;
   std::string schedule = "model";
@@ -55,9 +56,12 @@ void run_plan(const PlanArgs& args, int& exit_code) {
   if (!args.csv_path.empty()) outputs.declare(args.csv_path, "--csv");
   if (!args.html_path.empty()) outputs.declare(args.html_path, "--html");
   if (!args.c_header_path.empty()) outputs.declare(args.c_header_path, "--emit-c");
+  if (!args.tflite_path.empty()) outputs.declare(args.tflite_path, "--emit-tflite");
   const DeviceProfile profile = resolve_device(args.device);
   const ScheduleKind schedule_kind = parse_flag("--schedule", [&] { return parse_schedule_kind(args.schedule); });
-  Graph model = load_model(args.model);
+  ModelFile model = load_model_file(args.model);
+  if (!args.tflite_path.empty() && model.format != ModelFormat::kTflite)
+    fail("--emit-tflite: '{}' is not a TFLite model", args.model.path);
   const auto algorithm = allocate::parse_algorithm(args.algorithm);
   if (!algorithm) fail("--algorithm '{}': expected naive, greedy or exact", args.algorithm);
   PlacementOptions placement{.algorithm = *algorithm, .time_budget_seconds = args.time_budget};
@@ -68,8 +72,8 @@ void run_plan(const PlanArgs& args, int& exit_code) {
     progress = exact_search_progress(args.time_budget, placement.on_exact_progress);
   }
   const OrderedPlan ordered =
-      plan_in_order(std::move(model), profile, {.donate_inputs = args.donate_inputs, .in_place = !args.no_in_place},
-                    placement, search);
+      plan_in_order(std::move(model.graph), profile,
+                    {.donate_inputs = args.donate_inputs, .in_place = !args.no_in_place}, placement, search);
   if (progress) progress->finish();
   const Graph& graph = ordered.graph;
   const MemoryPlan& plan = ordered.plan;
@@ -98,6 +102,12 @@ void run_plan(const PlanArgs& args, int& exit_code) {
     outputs.stage(args.html_path, plan_report_html(graph, plan, profile, args.model.path, schedule));
   if (!args.c_header_path.empty())
     outputs.stage(args.c_header_path, plan_c_header(graph, plan, profile, args.model.path));
+  if (!args.tflite_path.empty()) {
+    const TflmExport exported = tflm_offline_plan(graph, plan, model.tensor_values);
+    const std::vector<uint8_t> bytes = write_tflm_plan(args.model.path, exported);
+    fmt::print("\n{}", describe_tflm_export(exported));
+    outputs.stage(args.tflite_path, std::string(bytes.begin(), bytes.end()));
+  }
   outputs.commit();
   if (!plan.fits) {
     fmt::print(stderr, "memledger: the plan needs {} B but '{}' has {} B ({} B too many)\n", plan.arena_bytes,
@@ -117,6 +127,8 @@ void register_plan(CLI::App& app, int& exit_code) {
   command->add_option("--html", args->html_path, "write the HTML report (arena picture, live-at-once curve) here");
   command->add_option("--emit-c", args->c_header_path,
                       "write the plan as a C header (arena size, buffer offsets and sizes, the schedule) here");
+  command->add_option("--emit-tflite", args->tflite_path,
+                      "write the TFLite model with the plan as TFLite Micro's OfflineMemoryAllocation metadata here");
   command->add_option("--csv", args->csv_path,
                       "write the placement problem and offsets as CSV (id,lower,upper,size,offset)");
   command->add_option("--algorithm", args->algorithm, "placement: naive, greedy or exact")->capture_default_str();

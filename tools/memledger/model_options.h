@@ -9,6 +9,7 @@
 
 #include "memledger/core/output_file.h"
 #include "memledger/ir/graph.h"
+#include "memledger/model/read_model.h"
 #include "memledger/onnx/import.h"
 
 namespace memledger::cli {
@@ -23,7 +24,9 @@ struct ModelOptions {
 // Adds the MODEL positional argument and the shared options to `command`.
 void add_model_options(CLI::App* command, ModelOptions& options);
 
-// Imports the model the options name and folds Identity/Dropout over constants.
+// Reads the model the options name (ONNX or TFLite, by content) and folds Identity/Dropout
+// over constants; load_model_file keeps what a TFLite plan written back needs.
+ModelFile load_model_file(const ModelOptions& options);
 Graph load_model(const ModelOptions& options);
 
 // Protects the model file and every external-data file it names as inputs of `outputs`.

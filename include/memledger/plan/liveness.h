@@ -10,6 +10,12 @@
 // the arena), and the output is no larger. Such an output is an alias: it owns no bytes of
 // its own.
 //
+// Persistent buffers (variables: the constant a node reads as the state input its op record
+// names, TFLite's SVDF state; the constant holds the initial state) are live for the whole
+// program and always in the arena, whatever the profile does with constants; the node's
+// state output is written over the state (an alias of the persistent buffer). TFLite Micro counts them
+// apart from the non-persistent head, and so does the plan (memory_plan.h).
+//
 // External buffers: under `constants = "external"` constants stay in read-only memory
 // outside the arena, under `inputs = "external"` graph inputs stay in their own buffer;
 // they keep their entries (sizes, steps) but take no arena bytes.
@@ -27,7 +33,7 @@
 
 namespace memledger {
 
-enum class BufferCategory { kInput, kOutput, kActivation, kConstant, kWorkspace };
+enum class BufferCategory { kInput, kOutput, kActivation, kConstant, kWorkspace, kPersistent };
 std::string_view to_string(BufferCategory category);
 
 struct PlanOptions {
