@@ -34,9 +34,9 @@ struct FixedPointMultiplier {
 };
 FixedPointMultiplier quantize_multiplier(double real_multiplier);
 
-// (a · b · 2 + 2^31 nudge) / 2^32, i.e. the high 32 bits of the doubled product, rounded
-// half away from zero; INT32_MIN · INT32_MIN saturates to INT32_MAX. gemmlowp's
-// SaturatingRoundingDoublingHighMul.
+// The high 32 bits of the doubled product a · b · 2, rounded to nearest by a nudge of 2^30
+// (a negative half goes toward +∞, as in gemmlowp), the int64 division truncating;
+// INT32_MIN · INT32_MIN saturates to INT32_MAX. gemmlowp's SaturatingRoundingDoublingHighMul.
 inline int32_t saturating_rounding_doubling_high_mul(int32_t a, int32_t b) {
   if (a == b && a == std::numeric_limits<int32_t>::min()) return std::numeric_limits<int32_t>::max();
   const int64_t ab = static_cast<int64_t>(a) * static_cast<int64_t>(b);
@@ -54,7 +54,8 @@ inline int32_t rounding_divide_by_pot(int32_t x, int exponent) {
 }
 
 // x · multiplier · 2^(shift − 31): TFLite's MultiplyByQuantizedMultiplier (the left shift
-// before the high multiply, the right shift after it).
+// before the high multiply, the right shift after it: two roundings, within 3/4 of the
+// exact product). The left-shifted x saturates to int32 where TFLite's would overflow.
 inline int32_t multiply_by_quantized_multiplier(int32_t x, int32_t multiplier, int shift) {
   const int left = shift > 0 ? shift : 0;
   const int right = shift > 0 ? 0 : -shift;
