@@ -11,7 +11,7 @@
 // input (the op table's Conv contract): each output plane is computed into a workspace of
 // one plane in the output's type, then copied to its place, channel by channel ascending.
 //
-// Pools: AveragePool and GlobalAveragePool sum x − z_x in int32 and requantize the mean
+// Pools: AveragePool, GlobalAveragePool and ReduceMean sum x − z_x in int32 and requantize the mean
 // (multiplier s_x / (s_y · count)); MaxPool and nearest Resize move bytes (the float kernel's
 // run) and require input and output to share their quantization.
 #include <algorithm>
@@ -20,6 +20,7 @@
 #include "kernel.h"
 #include "memledger/ir/window.h"
 #include "quantized.h"
+#include "strided.h"
 
 namespace memledger::exec {
 namespace {
@@ -240,6 +241,33 @@ void global_average_pool_typed(KernelContext& ctx) {
   }
 }
 
+// ReduceMean: the axes from input 1 (opset 18) or the attribute; none: all of them.
+template <typename X, typename Y>
+void reduce_mean_typed(KernelContext& ctx) {
+  const InputView& xv = ctx.in(0);
+  const int64_t rank = xv.rank();
+  const std::vector<int64_t> axes = ctx.has_input(1) ? read_ints(ctx.in(1)) : ctx.node.ints_attr("axes");
+  Shape kept = xv.shape;
+  if (axes.empty()) {
+    for (int64_t& d : kept) d = 1;
+  } else {
+    for (int64_t a : axes) kept[static_cast<size_t>(normalize_axis(ctx.node, a, rank))] = 1;
+  }
+  OutputView& yv = ctx.out();
+  if (element_count(kept) != yv.elements()) fail("node {}: output size does not match the reduction", ctx.node.label());
+  const MeanQuant mq = mean_quant(ctx);
+  std::vector<int32_t> sums(static_cast<size_t>(yv.elements()), 0);
+  const X* x = xv.as<X>();
+  StridedLoop<2> loop(xv.shape, {dense_strides(xv.shape), broadcast_strides(kept, xv.shape)});
+  loop.for_each_row([&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
+    for (int64_t i = 0; i < n; ++i)
+      sums[static_cast<size_t>(off[1] + i * st[1])] += static_cast<int32_t>(x[off[0] + i]) - mq.x_zero;
+  });
+  const int64_t count = std::max<int64_t>(xv.elements() / std::max<int64_t>(yv.elements(), 1), 1);
+  Y* y = yv.as<Y>();
+  for (size_t i = 0; i < sums.size(); ++i) y[i] = static_cast<Y>(mq(sums[i], count));
+}
+
 template <template <typename, typename> class F>
 void with_xy(KernelContext& ctx) {
   with_8bit_type(ctx.in(0).dtype, [&](auto xt) {
@@ -253,6 +281,10 @@ struct AveragePoolRun {
 template <typename X, typename Y>
 struct GlobalAveragePoolRun {
   static void run(KernelContext& ctx) { global_average_pool_typed<X, Y>(ctx); }
+};
+template <typename X, typename Y>
+struct ReduceMeanRun {
+  static void run(KernelContext& ctx) { reduce_mean_typed<X, Y>(ctx); }
 };
 
 std::string check_unary(const Graph& g, const Node& n) {
@@ -287,6 +319,13 @@ void add_quantized_conv_kernels(KernelTable& t) {
                                             },
                                         .run = with_xy<AveragePoolRun>});
   t.emplace_back(":GlobalAveragePool", Kernel{.check = check_unary, .run = with_xy<GlobalAveragePoolRun>});
+  t.emplace_back(":ReduceMean", Kernel{.check =
+                                           [](const Graph& g, const Node& n) {
+                                             if (n.int_attr("noop_with_empty_axes", 0) != 0)
+                                               return std::string("an integer ReduceMean with noop_with_empty_axes");
+                                             return check_unary(g, n);
+                                           },
+                                       .run = with_xy<ReduceMeanRun>});
   t.emplace_back(":MaxPool", Kernel{.check =
                                         [](const Graph& g, const Node& n) {
                                           if (n.outputs.size() > 1 && n.outputs[1].valid())

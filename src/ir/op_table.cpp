@@ -301,10 +301,13 @@ std::vector<OpRecord> make_table() {
              kernel));
   for (std::string_view op : {"Sum", "Mean"})
     t.push_back(shaped(with(broadcasting(op), [](OpRecord& r) { r.contract = variadic_contract; }), s::broadcast));
+  // Element by element, so patch by patch: the leading QuantizeLinear of an int8 model
+  // opens its patched stage. A per-axis scale is 1-D: the patch rules read it as varying
+  // over W and keep such a node out of a stage; per-tensor scalars broadcast.
   auto quantize = [](OpRecord& r) {
     r.roles = R::kQuantize;
     r.in_place = InPlaceRule::kNone;
-    r.patch = PatchRule::kNone;
+    r.patch = PatchRule::kPointwise;
   };
   t.push_back(shaped(with(unary("QuantizeLinear"), quantize), s::quantize));
   t.push_back(shaped(with(unary("DequantizeLinear"), quantize), s::dequantize));

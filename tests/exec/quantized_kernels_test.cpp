@@ -461,19 +461,21 @@ TEST(QuantizedElementwise, ConcatRequantizesEachInput) {
 }
 
 TEST(QuantizedElementwise, PoolsAverageInInt32) {
-  for (const char* op : {"AveragePool", "GlobalAveragePool"}) {
+  for (const char* op : {"AveragePool", "GlobalAveragePool", "ReduceMean"}) {
     SCOPED_TRACE(op);
     Graph g;
     const Quantization xq = per_tensor(0.02f, 7), yq = per_tensor(0.015f, -3);
-    const bool global = std::string(op) == "GlobalAveragePool";
+    const bool reduce = std::string(op) == "ReduceMean";
+    const bool global = reduce || std::string(op) == "GlobalAveragePool";
     const Shape ys = global ? Shape{1, 3, 1, 1} : Shape{1, 3, 3, 3};
     const ValueId x = g.add_input({.name = "x", .dtype = kI8, .shape = {1, 3, 6, 6}, .quant = xq});
-    const ValueId y = g.add_value({.name = "y", .dtype = kI8, .shape = ys, .quant = yq});
+    const ValueId y = g.add_value({.name = "y", .dtype = kI8, .shape = reduce ? Shape{1, 3} : ys, .quant = yq});
     Attributes attrs;
     if (!global)
       attrs = {{"kernel_shape", std::vector<int64_t>{3, 3}},
                {"strides", std::vector<int64_t>{2, 2}},
                {"pads", std::vector<int64_t>{1, 1, 0, 0}}};
+    if (reduce) attrs = {{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", int64_t{0}}};
     g.add_node({.name = "pool", .op = op, .inputs = {x}, .outputs = {y}, .attributes = attrs});
     g.mark_output(y);
     const Tensor xv = codes(kI8, {1, 3, 6, 6}, 8);
