@@ -12,6 +12,7 @@
 #include "memledger/device/tensor_layout.h"
 #include "memledger/ir/accumulate_pool.h"
 #include "memledger/ir/affine.h"
+#include "memledger/ir/integer_node.h"
 #include "memledger/ir/self_gated.h"
 #include "memledger/ir/window.h"
 #include "memledger/ir/write_patch.h"
@@ -63,18 +64,22 @@ KernelContract variadic_contract(const Graph& g, const Node& n, const DeviceProf
 // it consumed (exec/kernels_conv), so its output may take its input's buffer while output
 // planes are no larger than input planes in the interpreter's dense storage (the planner
 // checks the device's sizes too).
+// The integer Conv (exec/kernels_quantized_conv) keeps its accumulators in registers: no
+// workspace, except the depthwise plane, in the output's integer type.
 KernelContract conv_contract(const Graph& g, const Node& node, const DeviceProfile& profile) {
   const ConvShape s = conv_shape(g, node);
+  const bool integer = is_integer_node(g, node);
   if (s.depthwise()) {
     Shape plane;
     for (int a = kMaxSpatial - s.w.spatial; a < kMaxSpatial; ++a) plane.push_back(s.w.out[a]);
-    KernelContract contract{.workspace_bytes = tensor_layout(profile, plane, DType::kFloat32, {}).bytes(),
+    const DType plane_type = integer ? g.value(node.outputs[0]).dtype : DType::kFloat32;
+    KernelContract contract{.workspace_bytes = tensor_layout(profile, plane, plane_type, {}).bytes(),
                             .overwritable_inputs = {}};
     if (s.w.out_size() <= s.w.in_size() && g.value(node.inputs[0]).dtype == g.value(node.outputs[0]).dtype)
       contract.overwritable_inputs.push_back(0);
     return contract;
   }
-  if (s.w.is_pointwise() || s.direct()) return {};
+  if (integer || s.w.is_pointwise() || s.direct()) return {};
   const int64_t k = s.cg * s.w.k_size();
   return {.workspace_bytes =
               tensor_layout(profile, {k, im2col_block_rows(s.w, k) * s.w.out[2]}, DType::kFloat32, {}).bytes(),
@@ -298,11 +303,13 @@ std::vector<OpRecord> make_table() {
              kernel));
   for (std::string_view op : {"Sum", "Mean"})
     t.push_back(shaped(with(broadcasting(op), [](OpRecord& r) { r.contract = variadic_contract; }), s::broadcast));
-  // Element by element: a patch of the output is the same patch of the input (a per-tensor
-  // scale broadcasts over H and W), so a quantized model's first stage can run patch by patch.
+  // Element by element, so patch by patch: the leading QuantizeLinear of an int8 model
+  // opens its patched stage. A per-axis scale is 1-D: the patch rules read it as varying
+  // over W and keep such a node out of a stage; per-tensor scalars broadcast.
   auto quantize = [](OpRecord& r) {
     r.roles = R::kQuantize;
     r.in_place = InPlaceRule::kNone;
+    r.patch = PatchRule::kPointwise;
   };
   t.push_back(shaped(with(unary("QuantizeLinear"), quantize), s::quantize));
   t.push_back(shaped(with(unary("DequantizeLinear"), quantize), s::dequantize));

@@ -38,7 +38,7 @@ memledger_cli_test(run_arena_teaching ARGS run ${onnx_data}/affine_distinct.onnx
   OUTPUT "arena run on 'host'" "arena [0-9]+ B, peak-live [0-9]+ B, arena / peak-live 1.000" "guard violations: 0"
   "untouched workspaces: 0" "outputs: bit-identical to the ordinary run \\(1 of 1\\)")
 memledger_cli_test(run_arena_teaching_device ARGS run ${onnx_data}/affine_distinct.onnx --arena --device teaching
-  OUTPUT "arena run on 'teaching' \\(planned with the model's dtypes, not int8\\)" "guard violations: 0"
+  OUTPUT "arena run on 'teaching' \\(float shadow: planned with the model's dtypes, not int8\\)" "guard violations: 0"
   "bit-identical")
 memledger_cli_test(run_arena_conv_workspace ARGS run ${onnx_data}/conv_bn_relu.onnx --arena --seed 5
   OUTPUT "guard violations: 0" "untouched workspaces: 0" "bit-identical")

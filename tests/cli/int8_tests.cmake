@@ -1,0 +1,14 @@
+# Real int8 arena runs (issue 35): the int8 corpus's mobilenet_v2 (QDQ, 224²) runs in its own
+# integer bytes inside its arena, and `run --arena --fit --device mcu` runs the fit's very
+# plan (arena bytes = planned bytes) within the MCU's 256 KiB, bit-identically.
+set(INT8_MOBILENET ${MEMLEDGER_CORPUS_INT8_DIR}/mobilenet_v2.int8.onnx)
+set(INT8_MOBILENET_INPUT input=${MEMLEDGER_CORPUS_INT8_DIR}/mobilenet_v2.input.npy)
+memledger_cli_test(run.int8_arena_mobilenet_v2 NEEDS ${INT8_MOBILENET}
+  ARGS run ${INT8_MOBILENET} --input ${INT8_MOBILENET_INPUT} --arena --device mcu
+  OUTPUT "arena run on 'mcu' \\(a quantized model: its own integer bytes\\)" "guard violations: 0"
+         "untouched workspaces: 0" "outputs: bit-identical to the ordinary run \\(1 of 1\\)"
+  NOT_OUTPUT "float shadow")
+memledger_cli_test(run.int8_arena_fit_mobilenet_v2 NEEDS ${INT8_MOBILENET}
+  ARGS run ${INT8_MOBILENET} --input ${INT8_MOBILENET_INPUT} --arena --fit --device mcu
+  OUTPUT "fit plan on 'mcu': fits: arena" "arena bytes [0-9]+ = the fit's planned bytes [0-9]+"
+         "guard violations: 0" "untouched workspaces: 0" "outputs: bit-identical to the ordinary run \\(1 of 1\\)")
