@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "memledger/plan/allocate/banked.h"
 #include "memledger/plan/allocate/planner.h"
 #include "memledger/plan/ledger.h"
 #include "memledger/plan/liveness.h"
@@ -19,6 +20,13 @@ struct PlacementOptions {
   allocate::Algorithm algorithm = allocate::Algorithm::kExact;
   double time_budget_seconds = 2.0;
   std::function<void(const allocate::ExactProgress&)> on_exact_progress;  // see ExactOptions::on_progress
+};
+
+// Where each buffer went on a device with [[banks]] (plan/banked_plan.h).
+struct BankedPlacement {
+  std::vector<MemoryBank> banks;  // the profile's
+  std::vector<int> bank_of;       // per buffer of the liveness; -1: outside every bank
+  allocate::BankedSolution solution;
 };
 
 struct MemoryPlan {
@@ -37,6 +45,9 @@ struct MemoryPlan {
   // How the execution order was chosen, when a memory-aware schedule was searched (the
   // graph was then reordered to it before planning); nullopt: the model's own order.
   std::optional<ScheduleResult> schedule;
+  // Set by plan_memory_banked: then `offsets` are from each buffer's bank base, arena_bytes,
+  // lower_bound_bytes and capacity_bytes are sums over the banks, and `problem` is empty.
+  std::optional<BankedPlacement> banked;
 };
 
 MemoryPlan plan_memory(const Graph& graph, const DeviceProfile& profile, const PlanOptions& options = {},
