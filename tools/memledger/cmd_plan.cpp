@@ -11,6 +11,7 @@
 #include "memledger/core/output_file.h"
 #include "memledger/core/text.h"
 #include "memledger/plan/allocate/csv.h"
+#include "memledger/plan/banked_plan.h"
 #include "memledger/plan/memory_plan.h"
 #include "memledger/plan/schedule.h"
 #include "memledger/report/c_header.h"
@@ -55,6 +56,9 @@ void run_plan(const PlanArgs& args, int& exit_code) {
   if (!args.html_path.empty()) outputs.declare(args.html_path, "--html");
   if (!args.c_header_path.empty()) outputs.declare(args.c_header_path, "--emit-c");
   const DeviceProfile profile = resolve_device(args.device);
+  if (!profile.banks.empty() && (!args.csv_path.empty() || !args.html_path.empty()))
+    fail("{}: device '{}' has banks; the banked plan is in the text, --json and --emit-c outputs",
+         args.csv_path.empty() ? "--html" : "--csv", profile.name);
   const ScheduleKind schedule_kind = parse_schedule_kind(args.schedule);
   Graph graph = load_model(args.model);
   const PlanOptions plan_options{.donate_inputs = args.donate_inputs, .in_place = !args.no_in_place};
@@ -71,7 +75,8 @@ void run_plan(const PlanArgs& args, int& exit_code) {
   if (*algorithm == allocate::Algorithm::kExact) {
     progress = exact_search_progress(args.time_budget, placement.on_exact_progress);
   }
-  MemoryPlan plan = plan_memory(graph, profile, plan_options, placement);
+  MemoryPlan plan = profile.banks.empty() ? plan_memory(graph, profile, plan_options, placement)
+                                          : plan_memory_banked(graph, profile, plan_options, placement);
   if (progress) progress->finish();
   if (schedule) {
     ML_CHECK(plan.ledger.peak_live_bytes == schedule->peak_live_bytes,
@@ -103,7 +108,11 @@ void run_plan(const PlanArgs& args, int& exit_code) {
   if (!args.c_header_path.empty())
     outputs.stage(args.c_header_path, plan_c_header(graph, plan, profile, args.model.path));
   outputs.commit();
-  if (!plan.fits) {
+  if (!plan.fits && plan.banked) {
+    for (const std::string& overflow : plan.banked->solution.overflows)
+      fmt::print(stderr, "memledger: {}\n", escape_for_terminal(overflow));
+    exit_code = static_cast<int>(ExitCode::kDoesNotFit);
+  } else if (!plan.fits) {
     fmt::print(stderr, "memledger: the plan needs {} B but '{}' has {} B ({} B too many)\n", plan.arena_bytes,
                profile.name, profile.capacity_bytes, plan.arena_bytes - profile.capacity_bytes);
     exit_code = static_cast<int>(ExitCode::kDoesNotFit);
