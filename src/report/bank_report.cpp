@@ -33,11 +33,12 @@ std::string bank_ledger_text(const MemoryPlan& plan) {
                        human_bytes(bytes), human_bytes(use.lower_bound_bytes), human_bytes(use.solution.arena_bytes),
                        human_bytes(use.accessed_bytes), use.traffic_cost, use.fits ? "fits" : "DOES NOT FIT");
   }
-  out += fmt::format(
-      "traffic {:.0f} (accessed bytes x access cost), lower bound {:.0f}{}; banks chosen by {}{}\n", s.traffic_cost,
-      s.lower_bound_cost,
-      s.lower_bound_cost > 0 ? fmt::format(" ({:.3f}x)", s.traffic_cost / s.lower_bound_cost) : std::string(), s.method,
-      s.assignment_optimal ? ", optimal" : "");
+  out += fmt::format("traffic {:.0f} (accessed bytes x access cost), lower bound {:.0f}{}; banks chosen by {}{}\n",
+                     s.traffic_cost, s.lower_bound_cost,
+                     // The bound holds for assignments that fit; an overflowing plan may cost less.
+                     s.fits && s.lower_bound_cost > 0 ? fmt::format(" ({:.3f}x)", s.traffic_cost / s.lower_bound_cost)
+                                                      : std::string(s.fits ? "" : " (for a plan that fits)"),
+                     s.method, s.assignment_optimal ? ", optimal" : "");
   for (const std::string& overflow : s.overflows) out += overflow + "\n";
   return out;
 }
