@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <toml++/toml.h>
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <filesystem>
 
@@ -151,6 +153,79 @@ void read_ops(const toml::table& table, const FieldReader& read, const std::stri
   }
 }
 
+constexpr std::array<std::pair<std::string_view, unsigned>, 4> kHoldNames{{{"activations", kHoldsActivations},
+                                                                           {"workspaces", kHoldsWorkspaces},
+                                                                           {"constants", kHoldsConstants},
+                                                                           {"inputs", kHoldsInputs}}};
+
+// [[banks]]: name, capacity_bytes (required), alignment_bytes, access_cost or bytes_per_cycle,
+// holds = ["activations", ...], read_only. `default_alignment` is the profile's.
+std::vector<MemoryBank> read_banks(const toml::node& node, const FieldReader& read, const std::string& source,
+                                   int64_t default_alignment) {
+  const toml::array* array = node.as_array();
+  if (!array || !array->is_array_of_tables()) read.bad(node, "banks", "expected tables [[banks]]");
+  if (array->empty()) read.bad(node, "banks", "expected at least one [[banks]] table");
+  if (array->size() > 64) read.bad(node, "banks", fmt::format("{} banks (at most 64)", array->size()));
+  std::vector<MemoryBank> banks;
+  for (size_t i = 0; i < array->size(); ++i) {
+    const toml::table& table = *array->get(i)->as_table();
+    const std::string at = fmt::format("banks[{}]", i);
+    MemoryBank bank;
+    bank.alignment_bytes = default_alignment;
+    bool has_capacity = false, has_holds = false, has_cost = false;
+    for (auto&& [key, value] : table) {
+      const std::string_view k = key.str();
+      const std::string field = at + "." + std::string(k);
+      if (k == "name") {
+        bank.name = read.string(value, field);
+        if (bank.name.empty()) read.bad(value, field, "must not be empty");
+        for (const MemoryBank& other : banks)
+          if (other.name == bank.name) read.bad(value, field, fmt::format("a second bank named '{}'", bank.name));
+      } else if (k == "capacity_bytes") {
+        bank.capacity_bytes = read.integer(value, field, 1);
+        has_capacity = true;
+      } else if (k == "alignment_bytes") {
+        bank.alignment_bytes = read.integer(value, field, 1, int64_t{1} << 30);
+        if ((bank.alignment_bytes & (bank.alignment_bytes - 1)) != 0)
+          read.bad(value, field, fmt::format("{} is not a power of two", bank.alignment_bytes));
+      } else if (k == "access_cost" || k == "bytes_per_cycle") {
+        if (has_cost) read.bad(value, field, "give access_cost or bytes_per_cycle, not both");
+        const double number = read.positive_number(value, field);
+        bank.access_cost = k == "access_cost" ? number : 1.0 / number;
+        has_cost = true;
+      } else if (k == "holds") {
+        const toml::array* kinds = value.as_array();
+        if (!kinds) read.bad(value, field, "expected an array of kinds (activations, workspaces, constants, inputs)");
+        bank.holds = 0;
+        for (const toml::node& kind : *kinds) {
+          const std::string name = read.choice(kind, field, {"activations", "workspaces", "constants", "inputs"});
+          for (const auto& [hold_name, bit] : kHoldNames)
+            if (hold_name == name) bank.holds |= bit;
+        }
+        if (bank.holds == 0) read.bad(value, field, "a bank must hold something");
+        has_holds = true;
+      } else if (k == "read_only") {
+        bank.read_only = read.boolean(value, field);
+      } else {
+        fail(
+            "{}:{}: unknown key '{}' (known: name, capacity_bytes, alignment_bytes, access_cost, bytes_per_cycle, "
+            "holds, read_only)",
+            source, key.source().begin.line, field);
+      }
+    }
+    const int line = table.source().begin.line;
+    if (bank.name.empty()) fail("{}:{}: missing required key '{}.name'", source, line, at);
+    if (!has_capacity) fail("{}:{}: missing required key '{}.capacity_bytes' (bank '{}')", source, line, at, bank.name);
+    if (bank.read_only) {
+      if (has_holds && bank.holds != kHoldsConstants)
+        fail("{}:{}: key '{}.holds': a read-only bank holds only constants", source, line, at);
+      bank.holds = kHoldsConstants;
+    }
+    banks.push_back(std::move(bank));
+  }
+  return banks;
+}
+
 }  // namespace
 
 DeviceProfile parse_device_profile(std::string_view toml_text, const std::string& source) {
@@ -164,6 +239,8 @@ DeviceProfile parse_device_profile(std::string_view toml_text, const std::string
   DeviceProfile profile;
   profile.source = source;
   bool has_name = false;
+  const toml::node* banks = nullptr;
+  const toml::node* capacity = nullptr;
   for (auto&& [key, node] : table) {
     const std::string_view k = key.str();
     if (k == "name") {
@@ -172,6 +249,7 @@ DeviceProfile parse_device_profile(std::string_view toml_text, const std::string
       has_name = true;
     } else if (k == "capacity_bytes") {
       profile.capacity_bytes = read.integer(node, k, 0);
+      capacity = &node;
     } else if (k == "alignment_bytes") {
       profile.alignment_bytes = read.integer(node, k, 1, int64_t{1} << 30);
       if ((profile.alignment_bytes & (profile.alignment_bytes - 1)) != 0)
@@ -207,14 +285,26 @@ DeviceProfile parse_device_profile(std::string_view toml_text, const std::string
       const toml::table* ops = node.as_table();
       if (!ops) read.bad(node, k, "expected tables [ops.NAME]");
       read_ops(*ops, read, source, profile.ops);
+    } else if (k == "banks") {
+      banks = &node;  // read after the loop, once the profile's alignment is known
     } else {
       fail(
           "{}:{}: unknown key '{}' (known: name, capacity_bytes, alignment_bytes, layout, aligned_run, "
-          "unit_inner_merge, storage, constants, inputs, [dma], [ops.NAME])",
+          "unit_inner_merge, storage, constants, inputs, [dma], [ops.NAME], [[banks]])",
           source, key.source().begin.line, k);
     }
   }
   if (!has_name) fail("{}: missing required key 'name'", source);
+  if (banks) {
+    if (capacity)
+      read.bad(*capacity, "capacity_bytes", "a profile with [[banks]] gives each bank its capacity_bytes instead");
+    profile.banks = read_banks(*banks, read, source, profile.alignment_bytes);
+    const auto primary = std::find_if(profile.banks.begin(), profile.banks.end(),
+                                      [](const MemoryBank& b) { return (b.holds & kHoldsActivations) != 0; });
+    if (primary == profile.banks.end())
+      read.bad(*banks, "banks", "no bank holds activations (holds = [\"activations\", ...])");
+    profile.capacity_bytes = primary->capacity_bytes;
+  }
   return profile;
 }
 
@@ -232,21 +322,40 @@ DeviceProfile resolve_device(const std::string& name_or_path) {
   return load_device_profile_file(name_or_path);
 }
 
+namespace {
+std::string describe_banks(const DeviceProfile& p) {
+  std::string text;
+  for (const MemoryBank& b : p.banks)
+    text += fmt::format("\n  bank {}: {} B, alignment {} B, access cost {:g}, holds {}{}", b.name, b.capacity_bytes,
+                        b.alignment_bytes, b.access_cost, holds_to_string(b.holds), b.read_only ? " (read-only)" : "");
+  return text;
+}
+}  // namespace
+
+std::string holds_to_string(unsigned holds) {
+  std::vector<std::string_view> names;
+  for (const auto& [name, bit] : kHoldNames)
+    if ((holds & bit) != 0) names.push_back(name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
 std::string describe_profile(const DeviceProfile& p) {
   return fmt::format("{} ({}): capacity {}, alignment {} B, {}, aligned run = {}{}, storage {}, constants {}{}",
                      escape_for_terminal(p.name), escape_for_terminal(p.source),
                      p.unlimited() ? std::string("unlimited") : fmt::format("{} B", p.capacity_bytes),
                      p.alignment_bytes, to_string(p.layout), to_string(p.aligned_run),
                      p.unit_inner_merge ? " (unit_inner_merge)" : "", p.storage ? dtype_name(*p.storage) : "model",
-                     to_string(p.constants), p.inputs == InputResidency::kExternal ? ", inputs external" : "");
+                     to_string(p.constants), p.inputs == InputResidency::kExternal ? ", inputs external" : "") +
+         describe_banks(p);
 }
 
 std::string to_toml(const DeviceProfile& p) {
   std::string text = fmt::format(
-      "name = \"{}\"\ncapacity_bytes = {}\nalignment_bytes = {}\nlayout = \"{}\"\naligned_run = \"{}\"\n"
+      "name = \"{}\"\n{}alignment_bytes = {}\nlayout = \"{}\"\naligned_run = \"{}\"\n"
       "unit_inner_merge = {}\nstorage = \"{}\"\nconstants = \"{}\"\ninputs = \"{}\"\n\n[dma]\ngranularity_bytes = {}\n"
       "setup_cycles = {}\nbytes_per_cycle = {}\nexternal_bytes = {}\ndouble_buffering = {}\n",
-      p.name, p.capacity_bytes, p.alignment_bytes, to_string(p.layout), to_string(p.aligned_run), p.unit_inner_merge,
+      p.name, p.banks.empty() ? fmt::format("capacity_bytes = {}\n", p.capacity_bytes) : std::string(),
+      p.alignment_bytes, to_string(p.layout), to_string(p.aligned_run), p.unit_inner_merge,
       p.storage ? dtype_name(*p.storage) : "model", to_string(p.constants), to_string(p.inputs),
       p.dma.granularity_bytes, p.dma.setup_cycles, p.dma.bytes_per_cycle, p.dma.external_bytes, p.dma.double_buffering);
   for (const auto& [op, rules] : p.ops) {
@@ -256,6 +365,15 @@ std::string to_toml(const DeviceProfile& p) {
       text += fmt::format("workspace = \"{}*output\"\n", rules.workspace_output_multiple);
     else
       text += fmt::format("workspace = {}\n", rules.workspace_bytes);
+  }
+  for (const MemoryBank& b : p.banks) {
+    std::vector<std::string> holds;
+    for (const auto& [name, bit] : kHoldNames)
+      if ((b.holds & bit) != 0) holds.push_back(fmt::format("\"{}\"", name));
+    text += fmt::format(
+        "\n[[banks]]\nname = \"{}\"\ncapacity_bytes = {}\nalignment_bytes = {}\naccess_cost = {}\nholds = [{}]\n"
+        "read_only = {}\n",
+        b.name, b.capacity_bytes, b.alignment_bytes, b.access_cost, fmt::join(holds, ", "), b.read_only);
   }
   return text;
 }

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "memledger/exec/interpreter.h"
+#include "memledger/plan/banked_plan.h"
 
 namespace memledger {
 namespace {
@@ -30,6 +31,7 @@ MemoryPlan plan_for_kernels(const Graph& graph, const DeviceProfile& profile, co
                             const PlanOptions& options, const PlacementOptions& placement) {
   PlanOptions with_contracts = options;
   with_contracts.contracts = contract_source(exec);
+  if (!profile.banks.empty()) return banks_end_to_end(plan_memory_banked(graph, profile, with_contracts, placement));
   return plan_memory(graph, profile, with_contracts, placement);
 }
 

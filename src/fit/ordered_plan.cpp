@@ -1,6 +1,7 @@
 #include "memledger/fit/ordered_plan.h"
 
 #include "memledger/core/error.h"
+#include "memledger/plan/banked_plan.h"
 
 namespace memledger {
 
@@ -13,7 +14,8 @@ OrderedPlan plan_in_order(Graph graph, const DeviceProfile& profile, const PlanO
     out.schedule = memory_aware_schedule(out.graph, profile, schedule_options);
     out.graph.set_order(out.schedule->order);
   }
-  out.plan = plan_memory(out.graph, profile, options, placement);
+  out.plan = profile.banks.empty() ? plan_memory(out.graph, profile, options, placement)
+                                   : plan_memory_banked(out.graph, profile, options, placement);
   if (out.schedule)
     ML_CHECK(out.plan.ledger.peak_live_bytes == out.schedule->peak_live_bytes,
              "the schedule's peak-live {} B is not the plan's {} B", out.schedule->peak_live_bytes,

@@ -72,6 +72,61 @@ int64_t checked_i32(int64_t v, const char* what) {
   return v;
 }
 
+// One array per bank, each in a linker section of its own that the user's linker script
+// places (".memledger.<bank>" into DTCM, PSRAM, ...); buffer offsets are from their bank's base.
+void append_banks(std::string& h, const MemoryPlan& plan, const std::string& p, const std::string& P) {
+  const BankedPlacement& banked = *plan.banked;
+  append(h,
+         "/* Memory banks. Offsets in {0}_buffers are from the base of the buffer's bank ({0}_buffer_bank;\n"
+         " * -1: outside every bank). Each writable bank is one array in its own linker section\n"
+         " * ({1}_BANK_<NAME>_SECTION), which the linker script places in that memory; define\n"
+         " * {1}_DEFINE_BANKS in one translation unit to define the arrays. A read-only bank holds the\n"
+         " * constants' image, which the program supplies at {0}_bank_<name>. */\n",
+         p, P);
+  append(h, "#define {}_BANK_COUNT {}\n", P, banked.banks.size());
+  std::vector<std::string> ids;
+  for (size_t k = 0; k < banked.banks.size(); ++k) {
+    const MemoryBank& bank = banked.banks[k];
+    const std::string id = identifier_part(bank.name);
+    ids.push_back(id);
+    const int64_t bytes = checked_i32(plan.banked->solution.banks[k].solution.arena_bytes, "bank size");
+    append(h, "#define {}_BANK_{} {}\n", P, upper(id), k);
+    append(h, "#define {}_BANK_{}_BYTES {}\n", P, upper(id), bytes);
+    append(h, "#define {}_BANK_{}_CAPACITY_BYTES {}\n", P, upper(id), bank.capacity_bytes);
+    append(h, "#define {}_BANK_{}_ALIGNMENT {}\n", P, upper(id), bank.alignment_bytes);
+    append(h, "#define {}_BANK_{}_SECTION \".memledger.{}\"\n", P, upper(id), id);
+  }
+  append(h,
+         "\ntypedef struct {0}_bank {{\n  const char *name;\n  const char *section;\n  int32_t bytes; /* the plan's "
+         "arena in this bank */\n  int32_t capacity;\n  int32_t alignment;\n  int32_t read_only;\n}} {0}_bank;\n\n",
+         p);
+  append(h, "static const {0}_bank {0}_banks[{1}_BANK_COUNT + 1] {1}_UNUSED = {{\n", p, P);
+  for (size_t k = 0; k < banked.banks.size(); ++k) {
+    const MemoryBank& bank = banked.banks[k];
+    append(h, "  {{{}, {}_BANK_{}_SECTION, {}_BANK_{}_BYTES, {}, {}, {}}},\n", c_string(bank.name), P, upper(ids[k]), P,
+           upper(ids[k]), checked_i32(bank.capacity_bytes, "bank capacity"), bank.alignment_bytes,
+           bank.read_only ? 1 : 0);
+  }
+  append(h, "  {{0, 0, 0, 0, 0, 0}} /* end */\n}};\n\n");
+  append(h, "static const int32_t {0}_buffer_bank[{1}_BUFFER_COUNT + 1] {1}_UNUSED = {{", p, P);
+  for (int bank : banked.bank_of) append(h, "{}, ", bank);
+  append(h, "-1}};\n\n");
+  for (size_t k = 0; k < banked.banks.size(); ++k) {
+    if (banked.banks[k].read_only) {
+      append(h, "extern const uint8_t {}_bank_{}[];\n", p, ids[k]);
+      continue;
+    }
+    const std::string size = fmt::format("{0}_BANK_{1}_BYTES > 0 ? {0}_BANK_{1}_BYTES : 1", P, upper(ids[k]));
+    append(h,
+           "#if defined({0}_DEFINE_BANKS) && defined(__GNUC__)\n"
+           "uint8_t {1}_bank_{2}[{3}] __attribute__((section({0}_BANK_{4}_SECTION), aligned({5})));\n"
+           "#elif defined({0}_DEFINE_BANKS)\nuint8_t {1}_bank_{2}[{3}];\n#else\nextern uint8_t {1}_bank_{2}[];\n"
+           "#endif\n",
+           P, p, ids[k], size, upper(ids[k]), banked.banks[k].alignment_bytes);
+  }
+  append(h, "\n");
+}
+
 }  // namespace
 
 CHeaderPatches c_header_patches(const FitPatches& patches) {
@@ -250,6 +305,7 @@ std::string plan_c_header(const Graph& graph, const MemoryPlan& plan, const Devi
            b.alias_of ? *b.alias_of : -1);
   }
   append(h, "  {{0, 0, 0, 0, 0, 0, -1}} /* end */\n}};\n\n");
+  if (plan.banked) append_banks(h, plan, p, P);
 
   // Steps and their buffers.
   std::vector<int> io;

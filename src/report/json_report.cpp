@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "memledger/report/bank_report.h"
 #include "memledger/sim/sim_report.h"
 
 namespace memledger {
@@ -103,6 +104,7 @@ std::string plan_report_json(const Graph& graph, const MemoryPlan& plan, const D
                  {"buffers", buffers},
                  {"timeline", timeline}};
   if (sim) report["sim"] = json::parse(sim::sim_report_json(*sim));
+  add_banks_json(report, plan);
   return json_text(report) + "\n";
 }
 

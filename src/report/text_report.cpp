@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "memledger/report/bank_report.h"
 #include "memledger/report/units.h"
 #include "names.h"
 
@@ -76,8 +77,7 @@ std::string buffer_table(const MemoryPlan& plan) {
     const auto& b = plan.liveness.buffers[i];
     out += trim_right(fmt::format("  {:<{}} {:<10} {:>12} {:>12} {:>9} {:>10}  {}", shorten(b.name, kNameWidth), width,
                                   to_string(b.category), human_bytes(b.logical_bytes), human_bytes(b.physical_bytes),
-                                  fmt::format("{}–{}", b.first_step, b.last_step),
-                                  b.external ? std::string("external") : std::to_string(plan.offsets[i]),
+                                  fmt::format("{}–{}", b.first_step, b.last_step), buffer_location(plan, i),
                                   shorten(alias_name(plan, b), kNameWidth)));
   }
   return out;
@@ -204,6 +204,7 @@ std::string text_report(const MemoryPlan& plan, const TextReportOptions& options
   if (options.buffers) out += "\nBuffers\n" + buffer_table(plan);
   out += "\nLive at once\n" + timeline_text(plan, options.max_timeline_rows);
   out += "\nBiggest at the peak\n" + peak_contributors(plan, options.contributors);
+  if (plan.banked) out += "\nBanks\n" + bank_ledger_text(plan);
   out +=
       "\n" + plan_verdict(plan) + "\n" + peak_inputs_line(plan.ledger) + "\n" + schedule_line(options.schedule) + "\n";
   return out;

@@ -14,6 +14,7 @@
 #include "memledger/fit/ordered_plan.h"
 #include "memledger/model/tflm_plan.h"
 #include "memledger/plan/allocate/csv.h"
+#include "memledger/plan/banked_plan.h"
 #include "memledger/plan/memory_plan.h"
 #include "memledger/report/c_header.h"
 #include "memledger/report/html_report.h"
@@ -58,6 +59,9 @@ void run_plan(const PlanArgs& args, int& exit_code) {
   if (!args.c_header_path.empty()) outputs.declare(args.c_header_path, "--emit-c");
   if (!args.tflite_path.empty()) outputs.declare(args.tflite_path, "--emit-tflite");
   const DeviceProfile profile = resolve_device(args.device);
+  if (!profile.banks.empty() && (!args.csv_path.empty() || !args.html_path.empty()))
+    fail("{}: device '{}' has banks; the banked plan is in the text, --json and --emit-c outputs",
+         args.csv_path.empty() ? "--html" : "--csv", profile.name);
   const ScheduleKind schedule_kind = parse_flag("--schedule", [&] { return parse_schedule_kind(args.schedule); });
   ModelFile model = load_model_file(args.model);
   if (!args.tflite_path.empty() && model.format != ModelFormat::kTflite)
@@ -109,7 +113,11 @@ void run_plan(const PlanArgs& args, int& exit_code) {
     outputs.stage(args.tflite_path, std::string(bytes.begin(), bytes.end()));
   }
   outputs.commit();
-  if (!plan.fits) {
+  if (!plan.fits && plan.banked) {
+    for (const std::string& overflow : plan.banked->solution.overflows)
+      fmt::print(stderr, "memledger: {}\n", escape_for_terminal(overflow));
+    exit_code = static_cast<int>(ExitCode::kDoesNotFit);
+  } else if (!plan.fits) {
     fmt::print(stderr, "memledger: the plan needs {} B but '{}' has {} B ({} B too many)\n", plan.arena_bytes,
                profile.name, profile.capacity_bytes, plan.arena_bytes - profile.capacity_bytes);
     exit_code = static_cast<int>(ExitCode::kDoesNotFit);

@@ -47,6 +47,28 @@ struct DeclaredOp {
   int64_t workspace_output_multiple = 0;  // ... plus this many times the output's bytes
 };
 
+// What a memory bank may hold: one bit per kind of buffer (graph outputs count as activations).
+enum BankHolds : unsigned {
+  kHoldsActivations = 1u << 0,
+  kHoldsWorkspaces = 1u << 1,
+  kHoldsConstants = 1u << 2,
+  kHoldsInputs = 1u << 3,
+  kHoldsAll = kHoldsActivations | kHoldsWorkspaces | kHoldsConstants | kHoldsInputs,
+};
+
+// One bank of a memory map ([[banks]]): a TCM, an SRAM, a PSRAM, a flash. The planner gives
+// every buffer a bank it may live in and an offset inside it (plan/allocate/banked.h).
+struct MemoryBank {
+  std::string name;
+  int64_t capacity_bytes = 0;  // > 0: every bank has a size
+  int64_t alignment_bytes = 1;
+  double access_cost = 1.0;  // relative cost of one byte read or written (cycles per byte)
+  unsigned holds = kHoldsAll;
+  // Read-only memory (flash): holds only constants, which stay there and are read in place
+  // (execute-in-place) under `constants = "external"`.
+  bool read_only = false;
+};
+
 struct DeviceProfile {
   std::string name;
   int64_t capacity_bytes = 0;  // local memory available to the arena; 0 = unlimited
@@ -59,7 +81,11 @@ struct DeviceProfile {
   InputResidency inputs = InputResidency::kArena;
   DmaProfile dma;
   std::map<std::string, DeclaredOp, std::less<>> ops;  // [ops.NAME]
-  std::string source;                                  // "built-in" or the file it was read from
+  // [[banks]], in the order written. Empty: one arena of `capacity_bytes`, as always. When
+  // present, capacity_bytes is the first bank holding activations (what a one-arena stage
+  // such as fit or the simulator sees) and every buffer is placed by the banked planner.
+  std::vector<MemoryBank> banks;
+  std::string source;  // "built-in" or the file it was read from
 
   LayoutRules layout_rules() const { return {alignment_bytes, aligned_run, unit_inner_merge}; }
   bool unlimited() const { return capacity_bytes == 0; }
@@ -86,5 +112,7 @@ std::string_view to_string(ActivationLayout layout);
 std::string_view to_string(AlignedRun run);
 std::string_view to_string(ConstantResidency residency);
 std::string_view to_string(InputResidency residency);
+// "activations, workspaces, ..." for a BankHolds set.
+std::string holds_to_string(unsigned holds);
 
 }  // namespace memledger

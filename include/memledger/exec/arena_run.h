@@ -42,7 +42,8 @@ DeviceProfile with_model_dtypes(DeviceProfile profile);
 
 // Plans `graph` for the kernels `exec` runs: their contracts (the fast set's workspaces are
 // oneDNN's scratchpads and reorder buffers) instead of the reference kernels' that
-// plan_memory reads by default.
+// plan_memory reads by default. On a device with banks, the banked plan with its banks laid
+// end to end (banks_end_to_end).
 MemoryPlan plan_for_kernels(const Graph& graph, const DeviceProfile& profile, const ExecOptions& exec,
                             const PlanOptions& options = {}, const PlacementOptions& placement = {});
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "memledger/plan/allocate/banked.h"
 #include "memledger/plan/allocate/planner.h"
 #include "memledger/plan/ledger.h"
 #include "memledger/plan/liveness.h"
@@ -21,6 +22,13 @@ struct PlacementOptions {
   allocate::Algorithm algorithm = allocate::Algorithm::kExact;
   double time_budget_seconds = 2.0;
   std::function<void(const allocate::ExactProgress&)> on_exact_progress;  // see ExactOptions::on_progress
+};
+
+// Where each buffer went on a device with [[banks]] (plan/banked_plan.h).
+struct BankedPlacement {
+  std::vector<MemoryBank> banks;  // the profile's
+  std::vector<int> bank_of;       // per buffer of the liveness; -1: outside every bank
+  allocate::BankedSolution solution;
 };
 
 struct MemoryPlan {
@@ -38,6 +46,9 @@ struct MemoryPlan {
   std::string algorithm;
   allocate::Problem problem;        // the owning buffers as the allocator saw them
   std::vector<int> problem_buffer;  // buffer index of each problem entry
+  // Set by plan_memory_banked: then `offsets` are from each buffer's bank base, arena_bytes,
+  // lower_bound_bytes and capacity_bytes are sums over the banks, and `problem` is empty.
+  std::optional<BankedPlacement> banked;
 };
 
 MemoryPlan plan_memory(const Graph& graph, const DeviceProfile& profile, const PlanOptions& options = {},
