@@ -18,6 +18,7 @@ unsigned kind_of(BufferCategory category) {
       return kHoldsWorkspaces;
     case BufferCategory::kOutput:
     case BufferCategory::kActivation:
+    case BufferCategory::kPersistent:  // a variable (SVDF state): read and written like an activation
       break;
   }
   return kHoldsActivations;
