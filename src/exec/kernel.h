@@ -91,6 +91,7 @@ void add_resample_kernels(KernelTable& table);
 void add_einsum_kernels(KernelTable& table);
 void add_nn_extra_kernels(KernelTable& table);
 void add_patch_kernels(KernelTable& table);
+void add_tflite_kernels(KernelTable& table);  // exec/tflite/: the "tflite:<OP>" kernels
 
 // ---- helpers shared by the kernel families ----
 
