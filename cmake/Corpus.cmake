@@ -63,3 +63,37 @@ add_custom_target(sweep
   COMMENT "Sweeping ${MEMLEDGER_SWEEP_DIR} through memledger and onnxruntime"
   USES_TERMINAL
   VERBATIM)
+
+# The int8 corpus (scripts/corpus/quantize_qdq.py, issue 35): the float models above quantized
+# to int8 QDQ ONNX in onnxruntime's layout, calibrated in onnxruntime-node (tests/ort; `npm ci`
+# there first), with <name>.int8.onnx, <name>.input.npy, <name>.int8.ort.npy and manifest.json
+# (scales, float-against-int8 accuracy, cache key) in MEMLEDGER_CORPUS_INT8_DIR. The float models
+# are exported into float<side>/ beside it. Cached like the float corpus. The test command's
+# subset takes about 3 minutes cold on the 2-core machine; MEMLEDGER_CORPUS_INT8_ALL adds
+# mobilenet_v2 at 160², mnasnet1_0, mobilenet_v3_large, shufflenet_v2_x1_0 and googlenet.
+set(MEMLEDGER_CORPUS_INT8_DIR "${PROJECT_BINARY_DIR}/corpus-int8"
+    CACHE PATH "Folder the corpus-int8 target writes the int8 QDQ models and manifest.json into")
+set(MEMLEDGER_CORPUS_INT8_MODELS "" CACHE STRING
+    "Comma-separated NAME or NAME@SIDE for the corpus-int8 target (empty: the script's CI subset)")
+option(MEMLEDGER_CORPUS_INT8_ALL "corpus-int8 makes every model of the int8 corpus, not the CI subset" OFF)
+set(_memledger_int8_args --out "${MEMLEDGER_CORPUS_INT8_DIR}" --float-dir "${MEMLEDGER_CORPUS_INT8_DIR}/float"
+    --seed "${MEMLEDGER_CORPUS_SEED}" --ort-dir "${PROJECT_SOURCE_DIR}/tests/ort")
+if(MEMLEDGER_CORPUS_INT8_ALL)
+  list(APPEND _memledger_int8_args --all)
+elseif(MEMLEDGER_CORPUS_INT8_MODELS)
+  list(APPEND _memledger_int8_args --models "${MEMLEDGER_CORPUS_INT8_MODELS}")
+endif()
+add_custom_target(corpus-int8
+  COMMAND "${MEMLEDGER_CORPUS_PYTHON}" "${PROJECT_SOURCE_DIR}/scripts/corpus/quantize_qdq.py" ${_memledger_int8_args}
+  WORKING_DIRECTORY "${PROJECT_BINARY_DIR}"
+  COMMENT "Quantizing the int8 QDQ corpus into ${MEMLEDGER_CORPUS_INT8_DIR}"
+  USES_TERMINAL
+  VERBATIM)
+add_custom_target(corpus-int8-check
+  COMMAND "${MEMLEDGER_CORPUS_PYTHON}" "${PROJECT_SOURCE_DIR}/scripts/corpus/check_int8.py"
+          "${MEMLEDGER_CORPUS_INT8_DIR}"
+  DEPENDS corpus-int8
+  COMMENT "Checking the int8 corpus in ${MEMLEDGER_CORPUS_INT8_DIR}"
+  USES_TERMINAL
+  VERBATIM)
+unset(_memledger_int8_args)

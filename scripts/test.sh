@@ -31,10 +31,15 @@ if [ "${1:-}" = "--sanitize" ] && [ -f "$root/build-test/corpus/manifest.json" ]
   corpus="$root/build-test/corpus"
 fi
 flags+=("-DMEMLEDGER_CORPUS_DIR=$corpus")
+# The int8 corpus beside it (the sanitizer run reuses the normal run's as it does the corpus).
+flags+=("-DMEMLEDGER_CORPUS_INT8_DIR=$(dirname "$corpus")/corpus-int8")
 cmake -S "$root" -B "$build" "${flags[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)"
 cmake --build "$build" --target corpus
 export MEMLEDGER_CORPUS_DIR="$corpus"
+# The int8 QDQ corpus (quantize_qdq.py, calibrated in onnxruntime-node), checked; its CI subset.
+cmake --build "$build" --target corpus-int8-check
+export MEMLEDGER_CORPUS_INT8_DIR="$(dirname "$corpus")/corpus-int8"
 # The sweep's CI subset too (not under the sanitizers): the tests that need whole-sweep models
 # (the shape cross-check, fit's second stage on mobilenet_v3_small) run on it.
 if [ "${1:-}" != "--sanitize" ]; then

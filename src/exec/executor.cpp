@@ -9,6 +9,7 @@
 #include "kernel.h"
 #include "memledger/core/checked.h"
 #include "memledger/device/tensor_layout.h"
+#include "memledger/ir/integer_node.h"
 #include "memledger/ir/op_table.h"
 
 namespace memledger {
@@ -54,7 +55,10 @@ std::string reference_reason(const Graph& graph, const Node& node) {
 
 // Why a node the fast set has a kernel for may not run fast: the reference kernel's own
 // check (training modes, attributes it refuses) holds for the fast kernel too.
+// An integer node (ir/integer_node.h) runs on the reference integer kernels: the fast set
+// has no int8 kernel, and its float kernels must never see quantized bytes.
 std::string fast_blocker(const Graph& graph, const Node& node) {
+  if (is_integer_node(graph, node)) return "an integer operator: the fast set has no int8 kernel";
   if (auto why = dtype_reason(graph, node); !why.empty()) return why;
   if (const exec::Kernel* kernel = exec::find_kernel(node)) {
     try {

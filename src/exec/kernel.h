@@ -91,6 +91,13 @@ void add_resample_kernels(KernelTable& table);
 void add_einsum_kernels(KernelTable& table);
 void add_nn_extra_kernels(KernelTable& table);
 void add_patch_kernels(KernelTable& table);
+// The integer operators (kernels_quantized_*.cpp): an entry for an operator that also has a
+// float kernel above takes the nodes whose data are quantized (quantized.h), the float
+// kernel the rest. An integer entry without run keeps the float kernel's run (byte-exact
+// ops such as MaxPool or nearest Resize when input and output share their quantization).
+void add_quantized_conv_kernels(KernelTable& table);
+void add_quantized_matmul_kernels(KernelTable& table);
+void add_quantized_elementwise_kernels(KernelTable& table);
 void add_tflite_kernels(KernelTable& table);  // exec/tflite/: the "tflite:<OP>" kernels
 
 // ---- helpers shared by the kernel families ----

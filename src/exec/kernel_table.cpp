@@ -3,11 +3,26 @@
 #include <map>
 
 #include "kernel.h"
+#include "quantized.h"
 #include "strided.h"
 
 namespace memledger {
 namespace exec {
 namespace {
+
+// One kernel that sends integer nodes (quantized.h) to `integer` and the rest to `real`.
+Kernel dispatch_integer(Kernel real, Kernel integer) {
+  auto run_integer = integer.run ? integer.run : real.run;
+  return Kernel{
+      .check = [real_check = real.check, integer_check = integer.check](
+                   const Graph& g,
+                   const Node& n) { return is_integer_node(g, n) ? integer_check(g, n) : real_check(g, n); },
+      .run =
+          [run_real = real.run, run_integer](KernelContext& ctx) {
+            return is_integer_node(ctx.graph, ctx.node) ? run_integer(ctx) : run_real(ctx);
+          },
+  };
+}
 
 const std::map<std::string, Kernel, std::less<>>& kernel_table() {
   static const std::map<std::string, Kernel, std::less<>> table = [] {
@@ -32,6 +47,20 @@ const std::map<std::string, Kernel, std::less<>>& kernel_table() {
                "kernel '{}' has no op table record", key);
       const bool inserted = result.emplace(key, std::move(kernel)).second;
       ML_CHECK(inserted, "kernel '{}' registered twice", key);
+    }
+    KernelTable integer;
+    add_quantized_conv_kernels(integer);
+    add_quantized_matmul_kernels(integer);
+    add_quantized_elementwise_kernels(integer);
+    for (auto& [key, kernel] : integer) {
+      const auto it = result.find(key);
+      ML_CHECK(it != result.end() || kernel.run, "integer kernel '{}' has no run and no float kernel", key);
+      if (it == result.end()) {
+        ML_CHECK(find_op("", std::string_view(key).substr(1)) != nullptr, "kernel '{}' has no op table record", key);
+        result.emplace(key, std::move(kernel));
+        continue;
+      }
+      it->second = dispatch_integer(std::move(it->second), std::move(kernel));
     }
     return result;
   }();

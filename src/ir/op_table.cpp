@@ -11,6 +11,7 @@
 #include "memledger/device/tensor_layout.h"
 #include "memledger/ir/accumulate_pool.h"
 #include "memledger/ir/affine.h"
+#include "memledger/ir/integer_node.h"
 #include "memledger/ir/self_gated.h"
 #include "memledger/ir/window.h"
 #include "memledger/ir/write_patch.h"
@@ -62,18 +63,22 @@ KernelContract variadic_contract(const Graph& g, const Node& n, const DeviceProf
 // it consumed (exec/kernels_conv), so its output may take its input's buffer while output
 // planes are no larger than input planes in the interpreter's dense storage (the planner
 // checks the device's sizes too).
+// The integer Conv (exec/kernels_quantized_conv) keeps its accumulators in registers: no
+// workspace, except the depthwise plane, in the output's integer type.
 KernelContract conv_contract(const Graph& g, const Node& node, const DeviceProfile& profile) {
   const ConvShape s = conv_shape(g, node);
+  const bool integer = is_integer_node(g, node);
   if (s.depthwise()) {
     Shape plane;
     for (int a = kMaxSpatial - s.w.spatial; a < kMaxSpatial; ++a) plane.push_back(s.w.out[a]);
-    KernelContract contract{.workspace_bytes = tensor_layout(profile, plane, DType::kFloat32, {}).bytes(),
+    const DType plane_type = integer ? g.value(node.outputs[0]).dtype : DType::kFloat32;
+    KernelContract contract{.workspace_bytes = tensor_layout(profile, plane, plane_type, {}).bytes(),
                             .overwritable_inputs = {}};
     if (s.w.out_size() <= s.w.in_size() && g.value(node.inputs[0]).dtype == g.value(node.outputs[0]).dtype)
       contract.overwritable_inputs.push_back(0);
     return contract;
   }
-  if (s.w.is_pointwise() || s.direct()) return {};
+  if (integer || s.w.is_pointwise() || s.direct()) return {};
   const int64_t k = s.cg * s.w.k_size();
   return {.workspace_bytes =
               tensor_layout(profile, {k, im2col_block_rows(s.w, k) * s.w.out[2]}, DType::kFloat32, {}).bytes(),
@@ -192,6 +197,16 @@ OpRecord fast(OpRecord r, FastKernel kernel) {
 
 namespace s = shape_rules;
 
+// A record with its integer form (ir/quantization.h: over quantized values the operator
+// of the same name is the integer operator).
+OpRecord integer(OpRecord r, IntegerRule rule) {
+  r.integer = rule;
+  return r;
+}
+constexpr IntegerRule kRequantizing{.form = IntegerForm::kRequantizes};
+constexpr IntegerRule kBinaryRequantizing{.form = IntegerForm::kRequantizes, .quantized_inputs = 2};
+constexpr IntegerRule kSameQuant{.form = IntegerForm::kSameQuant};
+
 // An operator, its value rule and its fast-executor family, for the loops below.
 struct Valued {
   std::string_view op;
@@ -205,13 +220,16 @@ std::vector<OpRecord> make_table() {
   std::vector<OpRecord> t;
   // Elementwise, one operand.
   for (std::string_view op :
-       {"Acos", "Acosh",  "Asin",  "Asinh", "Atan",        "Atanh",    "Ceil", "Celu",           "Cos",
-        "Cosh", "Erf",    "Floor", "Gelu",  "HardSigmoid", "Log",      "Mish", "Reciprocal",     "Round",
-        "Selu", "Shrink", "Sin",   "Sinh",  "Softplus",    "Softsign", "Tan",  "ThresholdedRelu"})
+       {"Acos",   "Acosh", "Asin",  "Asinh",    "Atan",     "Atanh", "Ceil",           "Celu",  "Cos",
+        "Cosh",   "Erf",   "Floor", "Gelu",     "Log",      "Mish",  "Reciprocal",     "Round", "Selu",
+        "Shrink", "Sin",   "Sinh",  "Softplus", "Softsign", "Tan",   "ThresholdedRelu"})
     t.push_back(shaped(unary(op), s::same));
+  t.push_back(integer(shaped(unary("HardSigmoid"), s::same), kRequantizing));
   // The fast executor runs these as one oneDNN eltwise each.
-  for (std::string_view op : {"Elu", "Exp", "HardSwish", "LeakyRelu", "Sqrt", "Tanh"})
+  for (std::string_view op : {"Elu", "Exp", "Sqrt", "Tanh"})
     t.push_back(fast(shaped(unary(op), s::same), K::kActivation));
+  for (std::string_view op : {"HardSwish", "LeakyRelu"})
+    t.push_back(integer(fast(shaped(unary(op), s::same), K::kActivation), kRequantizing));
   // Activations a Conv may compute as its post-op; Relu and Clip are idempotent.
   auto post_op = [](bool idempotent) {
     return [idempotent](OpRecord& r) {
@@ -219,8 +237,8 @@ std::vector<OpRecord> make_table() {
       r.idempotent = idempotent;
     };
   };
-  t.push_back(fast(shaped(with(unary("Relu"), post_op(true)), s::same), K::kActivation));
-  t.push_back(fast(shaped(with(unary("Sigmoid"), post_op(false)), s::same), K::kActivation));
+  t.push_back(integer(fast(shaped(with(unary("Relu"), post_op(true)), s::same), K::kActivation), kRequantizing));
+  t.push_back(integer(fast(shaped(with(unary("Sigmoid"), post_op(false)), s::same), K::kActivation), kRequantizing));
   // Evaluated on integer constants too (shape computations).
   for (auto [op, value, kernel] : std::initializer_list<Valued>{{"Abs", s::value_abs, K::kActivation},
                                                                 {"Neg", s::value_neg, K::kActivation},
@@ -228,14 +246,15 @@ std::vector<OpRecord> make_table() {
                                                                 {"Sign", s::value_sign}})
     t.push_back(fast(shaped(unary(op), s::same, value), kernel));
   for (std::string_view op : {"IsInf", "IsNaN"}) t.push_back(shaped(unary(op), s::to_bool));
-  // Clip's min and max come as inputs 1 and 2.
-  t.push_back(fast(shaped(with(unary("Clip"), post_op(true)), s::same), K::kActivation));
+  // Clip's min and max come as inputs 1 and 2 (real numbers, also over integers).
+  t.push_back(integer(fast(shaped(with(unary("Clip"), post_op(true)), s::same), K::kActivation), kRequantizing));
   t.push_back(
       shaped(with(unary("Cast"), [](OpRecord& r) { r.in_place = InPlaceRule::kNone; }), s::cast, s::value_cast));
   t.push_back(shaped(with(unary("CastLike"), [](OpRecord& r) { r.in_place = InPlaceRule::kNone; }), s::cast_like));
-  t.push_back(fast(shaped(with(unary("Identity"), [](OpRecord& r) { r.in_place = InPlaceRule::kAlias; }), s::same,
-                          s::value_identity),
-                   K::kCopy));
+  t.push_back(integer(fast(shaped(with(unary("Identity"), [](OpRecord& r) { r.in_place = InPlaceRule::kAlias; }),
+                                  s::same, s::value_identity),
+                           K::kCopy),
+                      kSameQuant));
   t.push_back(fast(shaped(with(unary("Dropout"), [](OpRecord& r) { r.in_place = InPlaceRule::kAlias; }), s::dropout),
                    K::kCopy));
   // Not element by element along the axes they run over: no patch rule.
@@ -257,11 +276,11 @@ std::vector<OpRecord> make_table() {
                        s::same));
 
   // Elementwise over broadcast operands.
-  for (auto [op, value, kernel] : std::initializer_list<Valued>{{"Add", s::value_add, K::kBinary},
-                                                                {"Sub", s::value_sub, K::kBinary},
-                                                                {"Mul", s::value_mul, K::kBinary},
-                                                                {"Div", s::value_div, K::kBinary},
-                                                                {"Mod", s::value_mod}})
+  for (auto [op, value, kernel] :
+       std::initializer_list<Valued>{{"Add", s::value_add, K::kBinary}, {"Mul", s::value_mul, K::kBinary}})
+    t.push_back(integer(fast(shaped(broadcasting(op), s::broadcast, value), kernel), kBinaryRequantizing));
+  for (auto [op, value, kernel] : std::initializer_list<Valued>{
+           {"Sub", s::value_sub, K::kBinary}, {"Div", s::value_div, K::kBinary}, {"Mod", s::value_mod}})
     t.push_back(fast(shaped(broadcasting(op), s::broadcast, value), kernel));
   for (std::string_view op : {"PRelu", "BitShift"}) t.push_back(shaped(broadcasting(op), s::broadcast));
   for (auto [op, value, kernel] : std::initializer_list<Valued>{{"Equal", s::value_equal},
@@ -311,17 +330,21 @@ std::vector<OpRecord> make_table() {
                        .tile = T::kGlobalPool});
 
   // Channel-first: windows, normalizations, rearrangements of N, C, spatial.
-  t.push_back(fast(shaped(with(channel_first("Conv", 2),
-                               [](OpRecord& r) {
-                                 r.window = WindowKind::kConv;
-                                 r.weight_input = 1;
-                                 r.contract = conv_contract;
-                                 r.tile = T::kConv;
-                                 r.patch = PatchRule::kWindow;
-                                 r.macs = conv_macs;
-                               }),
-                          s::conv),
-                   K::kConv));
+  // Integer form: int8 data and per-channel int8 weights, an int32 bias (QLinearConv's math).
+  t.push_back(fast(
+      shaped(with(channel_first("Conv", 2),
+                  [](OpRecord& r) {
+                    r.window = WindowKind::kConv;
+                    r.weight_input = 1;
+                    r.contract = conv_contract;
+                    r.tile = T::kConv;
+                    r.patch = PatchRule::kWindow;
+                    r.macs = conv_macs;
+                    r.integer = {
+                        .form = IntegerForm::kRequantizes, .quantized_inputs = 2, .weight_input = 1, .bias_input = 2};
+                  }),
+             s::conv),
+      K::kConv));
   t.push_back(fast(shaped(with(channel_first("ConvTranspose", 2),
                                [](OpRecord& r) {
                                  r.window = WindowKind::kConv;
@@ -335,13 +358,20 @@ std::vector<OpRecord> make_table() {
     r.window = WindowKind::kConv;
     r.weight_input = 1;
   };
-  t.push_back(shaped(with(channel_first("ConvInteger"), conv_window), s::conv_integer));
+  // Integer Convs written out: the importer reads them as Conv over quantized values.
+  t.push_back(shaped(with(channel_first("ConvInteger"),
+                          [&](OpRecord& r) {
+                            conv_window(r);
+                            r.qlinear = {.of = "Conv", .operands = QLinearOperands::kZeroPoints};
+                          }),
+                     s::conv_integer));
   // DeformConv (opset 19) is beyond the opsets memledger reads: no shape rule.
   t.push_back(with(channel_first("DeformConv"), conv_window));
   t.push_back(shaped(with(channel_first("QLinearConv"),
                           [](OpRecord& r) {
                             r.window = WindowKind::kConv;
                             r.weight_input = 3;
+                            r.qlinear = {.of = "Conv", .operands = QLinearOperands::kTriples};
                           }),
                      s::qlinear_conv));
   auto pool = [](OpRecord& r) {
@@ -350,7 +380,7 @@ std::vector<OpRecord> make_table() {
     r.patch = PatchRule::kWindow;
   };
   for (std::string_view op : {"MaxPool", "AveragePool"})
-    t.push_back(fast(shaped(with(channel_first(op), pool), s::pool), K::kPool));
+    t.push_back(integer(fast(shaped(with(channel_first(op), pool), s::pool), K::kPool), kRequantizing));
   t.push_back(shaped(with(channel_first("LpPool"), pool), s::pool));
   t.push_back(
       shaped(with(channel_first("MaxRoiPool"), [](OpRecord& r) { r.window = WindowKind::kPool; }), s::max_roi_pool));
@@ -358,6 +388,7 @@ std::vector<OpRecord> make_table() {
                                [](OpRecord& r) {
                                  r.tile = T::kGlobalPool;
                                  r.patch = PatchRule::kGlobalPool;
+                                 r.integer = kRequantizing;
                                }),
                           s::global_pool),
                    K::kGlobalPool));
@@ -381,22 +412,29 @@ std::vector<OpRecord> make_table() {
   t.push_back(shaped(channel_first("RoiAlign"), s::roi_align));
 
   // Same axes, other extents.
-  t.push_back(fast(shaped(with(same_axes("Concat", -1), [](OpRecord& r) { r.patch = PatchRule::kConcat; }), s::concat,
-                          s::value_concat),
+  t.push_back(fast(shaped(with(same_axes("Concat", -1),
+                               [](OpRecord& r) {
+                                 r.patch = PatchRule::kConcat;
+                                 r.integer = {.form = IntegerForm::kRequantizes, .quantized_inputs = -1};
+                               }),
+                          s::concat, s::value_concat),
                    K::kConcat));
-  t.push_back(
+  t.push_back(integer(
       fast(shaped(with(same_axes("Slice"), [](OpRecord& r) { r.patch = PatchRule::kSlice; }), s::slice, s::value_slice),
-           K::kSlice));
+           K::kSlice),
+      kSameQuant));
   t.push_back(shaped(same_axes("Pad"), s::pad));
-  t.push_back(shaped(same_axes("Resize"), s::resize));
+  t.push_back(integer(shaped(same_axes("Resize"), s::resize), kRequantizing));
   t.push_back(shaped(same_axes("Upsample"), s::upsample));
   t.push_back(shaped(same_axes("Split"), s::split));
   t.push_back(shaped(same_axes("Tile"), s::tile));
   t.push_back(shaped(same_axes("TopK"), s::top_k));
   t.push_back(
       shaped(OpRecord{.name = "Expand", .roles = R::kBroadcastTo, .data_inputs = 1}, s::expand, s::value_expand));
-  t.push_back(fast(shaped(OpRecord{.name = "Transpose", .roles = R::kTranspose}, s::transpose, s::value_transpose),
-                   K::kTranspose));
+  t.push_back(
+      integer(fast(shaped(OpRecord{.name = "Transpose", .roles = R::kTranspose}, s::transpose, s::value_transpose),
+                   K::kTranspose),
+              kSameQuant));
 
   // Reductions.
   for (std::string_view op : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
@@ -407,24 +445,39 @@ std::vector<OpRecord> make_table() {
     t.push_back(fast(shaped(reduction(op), s::reduce, value), kernel));
   t.push_back(shaped(reduction("ReduceSum"), s::reduce_sum, s::value_reduce_sum));
   for (std::string_view op : {"ArgMax", "ArgMin"}) t.push_back(shaped(reduction(op), s::arg_reduce));
-  t.push_back(fast(shaped(with(reduction("ReduceMean"), [](OpRecord& r) { r.tile = T::kGlobalPool; }), s::reduce),
-                   K::kReduceMean));
+  t.push_back(
+      integer(fast(shaped(with(reduction("ReduceMean"), [](OpRecord& r) { r.tile = T::kGlobalPool; }), s::reduce),
+                   K::kReduceMean),
+              kRequantizing));
 
   // Losses (inference math): a reduced loss, or one per element when reduction is none.
   t.push_back(shaped(plain("NegativeLogLikelihoodLoss"), s::nll_loss));
   t.push_back(shaped(plain("SoftmaxCrossEntropyLoss"), s::softmax_cross_entropy));
 
   // Reshape-like.
-  t.push_back(fast(shaped(alias("Reshape"), s::reshape, s::value_reshape), K::kCopy));
-  t.push_back(fast(shaped(alias("Flatten"), s::flatten), K::kCopy));
-  t.push_back(fast(shaped(alias("Squeeze"), s::squeeze, s::value_squeeze), K::kCopy));
-  t.push_back(fast(shaped(alias("Unsqueeze"), s::unsqueeze, s::value_squeeze), K::kCopy));
+  t.push_back(integer(fast(shaped(alias("Reshape"), s::reshape, s::value_reshape), K::kCopy), kSameQuant));
+  t.push_back(integer(fast(shaped(alias("Flatten"), s::flatten), K::kCopy), kSameQuant));
+  t.push_back(integer(fast(shaped(alias("Squeeze"), s::squeeze, s::value_squeeze), K::kCopy), kSameQuant));
+  t.push_back(integer(fast(shaped(alias("Unsqueeze"), s::unsqueeze, s::value_squeeze), K::kCopy), kSameQuant));
 
   // Matrix products.
-  t.push_back(fast(shaped(OpRecord{.name = "Gemm", .tile = T::kGemm, .macs = gemm_macs}, s::gemm), K::kGemm));
-  t.push_back(fast(shaped(OpRecord{.name = "MatMul", .tile = T::kMatMul, .macs = matmul_macs}, s::matmul), K::kMatMul));
-  t.push_back(shaped(plain("MatMulInteger"), s::matmul_integer));
-  t.push_back(shaped(plain("QLinearMatMul"), s::qlinear_matmul));
+  // Integer forms: int8 data, int8 weights (per output column), Gemm's C an int32 bias.
+  t.push_back(integer(fast(shaped(OpRecord{.name = "Gemm", .tile = T::kGemm, .macs = gemm_macs}, s::gemm), K::kGemm),
+                      {.form = IntegerForm::kRequantizes,
+                       .quantized_inputs = 2,
+                       .weight_input = 1,
+                       .bias_input = 2,
+                       .weight_channel_axis = -1,
+                       .transposed_by = "transB"}));
+  t.push_back(integer(
+      fast(shaped(OpRecord{.name = "MatMul", .tile = T::kMatMul, .macs = matmul_macs}, s::matmul), K::kMatMul),
+      {.form = IntegerForm::kRequantizes, .quantized_inputs = 2, .weight_input = 1, .weight_channel_axis = -1}));
+  t.push_back(shaped(with(plain("MatMulInteger"),
+                          [](OpRecord& r) { r.qlinear = {.of = "MatMul", .operands = QLinearOperands::kZeroPoints}; }),
+                     s::matmul_integer));
+  t.push_back(shaped(with(plain("QLinearMatMul"),
+                          [](OpRecord& r) { r.qlinear = {.of = "MatMul", .operands = QLinearOperands::kTriples}; }),
+                     s::qlinear_matmul));
   t.push_back(shaped(plain("Einsum"), s::einsum));
 
   // Data movement and shape computation.

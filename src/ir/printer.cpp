@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include "memledger/ir/quantization_check.h"
+
 namespace memledger {
 namespace {
 
@@ -29,11 +31,15 @@ std::string describe_value_type(const Value& value) {
   const bool any_role =
       std::any_of(value.roles.begin(), value.roles.end(), [](AxisRole r) { return r != AxisRole::kOther; });
   if (any_role) text += " " + roles_to_string(value.roles);
+  if (value.quant) text += " " + describe_quantization(*value.quant);
   return text;
 }
 
 std::string print_graph(const Graph& g) {
   std::string out = fmt::format("graph {} opset {}\n", g.name, g.opset);
+  const std::vector<ValueId> reachable = g.reachable_values();
+  if (std::any_of(reachable.begin(), reachable.end(), [&](ValueId v) { return g.value(v).quant.has_value(); }))
+    out += fmt::format("requantization {}\n", to_string(g.requantization));
   for (ValueId in : g.inputs()) out += fmt::format("input {} : {}\n", ref(g, in), describe_value_type(g.value(in)));
 
   std::set<std::pair<std::string, int32_t>> constants;

@@ -14,6 +14,7 @@
 #include "memledger/ir/affine.h"
 #include "onnx/dimension_denotation.h"
 #include "onnx/proto_tensor.h"
+#include "onnx/unfold_integer.h"
 
 namespace memledger {
 namespace {
@@ -112,6 +113,7 @@ onnx::ModelProto to_model(const Graph& g) {
 std::string export_onnx_bytes(const Graph& graph) {
   Graph lowered = graph;
   lower_affine(lowered);
+  onnx_io::unfold_integer_operators(lowered);
   const onnx::ModelProto model = to_model(lowered);
   try {
     onnx::checker::check_model(model);

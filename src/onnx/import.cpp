@@ -27,9 +27,11 @@
 #include "onnx/check_names.h"
 #include "onnx/dimension_denotation.h"
 #include "onnx/external_data_reader.h"
+#include "onnx/fold_qdq.h"
 #include "onnx/mapped_model.h"
 #include "onnx/node_types.h"
 #include "onnx/proto_tensor.h"
+#include "onnx/qlinear_ops.h"
 
 namespace memledger {
 namespace {
@@ -553,6 +555,10 @@ Graph build_graph(ModelProto& model, const ImportOptions& options, const std::st
   }
   for (const auto& out : gp.output()) g.mark_output(ids.at(out.name()));
 
+  if (options.fold_quantized) {
+    onnx_io::read_qlinear_operators(g);
+    onnx_io::fold_qdq(g);
+  }
   infer_axis_roles(g, {.inputs_nhwc = options.input_layout_nhwc});
   verify_graph(g);
   return g;

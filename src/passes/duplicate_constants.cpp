@@ -24,7 +24,8 @@ PassResult duplicate_constants(Graph& graph, const PassOptions&) {
   std::map<ConstantKey, ValueId> first;
   for (ValueId id : graph.reachable_values()) {
     const Value& v = graph.value(id);
-    if (!v.is_constant() || graph.is_graph_output(id)) continue;
+    // Quantized constants are equal only with equal parameters: left alone.
+    if (!v.is_constant() || v.quant || graph.is_graph_output(id)) continue;
     const auto [it, inserted] = first.emplace(key_of(*v.constant), id);
     if (inserted) continue;
     for (NodeId user : graph.consumers(id)) {

@@ -13,7 +13,9 @@ namespace memledger::passes {
 const Tensor* constant_of(const Graph& graph, ValueId id) {
   if (!id.valid()) return nullptr;
   const Value& v = graph.value(id);
-  return v.constant ? &*v.constant : nullptr;
+  // A quantized constant's integers stand for scale · (q − zero point): a pass that reads
+  // values as numbers must not take them for the reals.
+  return v.constant && !v.quant ? &*v.constant : nullptr;
 }
 
 Shape broadcast_with(const Graph& graph, const Node& node, ValueId from, const Shape& to_shape) {

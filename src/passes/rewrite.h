@@ -12,7 +12,8 @@
 
 namespace memledger::passes {
 
-// The constant data of `id`, or null when it is not a constant (or is invalid).
+// The constant data of `id`, or null when it is not a constant (or is invalid, or quantized:
+// its integers are not the numbers they stand for).
 const Tensor* constant_of(const Graph& graph, ValueId id);
 
 // The broadcast of `node`'s input shapes, with input `from` read as `to` (of `to_shape`).

@@ -1,9 +1,11 @@
 #include "memledger/plan/liveness.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "memledger/core/error.h"
 #include "memledger/device/tensor_layout.h"
+#include "memledger/ir/integer_node.h"
 #include "memledger/ir/verifier.h"
 
 namespace memledger {
@@ -43,8 +45,16 @@ std::vector<std::pair<int, int>> Liveness::storage_intervals() const {
   return intervals;
 }
 
-Liveness compute_liveness(const Graph& graph, const DeviceProfile& profile, const PlanOptions& options) {
+Liveness compute_liveness(const Graph& graph, const DeviceProfile& given_profile, const PlanOptions& options) {
   verify_graph(graph);
+  // A quantized model states its own storage (DESIGN.md §11): a profile's `storage` dtype
+  // applies to float models only, so the int8 plan of an int8 model is its real bytes.
+  std::optional<DeviceProfile> own_dtypes;
+  if (given_profile.storage && is_quantized_model(graph)) {
+    own_dtypes = given_profile;
+    own_dtypes->storage.reset();
+  }
+  const DeviceProfile& profile = own_dtypes ? *own_dtypes : given_profile;
   Liveness live;
   live.schedule = graph.order();
   const int steps = live.steps();

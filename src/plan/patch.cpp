@@ -209,7 +209,8 @@ class Rewriter {
                                : out_.add_value({.name = names_.fresh(split.name + ".acc" + std::to_string(patch_)),
                                                  .dtype = split.dtype,
                                                  .shape = split.shape,
-                                                 .roles = split.roles});
+                                                 .roles = split.roles,
+                                                 .quant = split.quant});
         emit(write_patch_node(accumulator, result, {0, 0, box.h0, box.w0}, split.shape, y,
                               split.name + ".write" + suffix_));
         accumulator = y;
@@ -354,7 +355,8 @@ class Rewriter {
       const ValueId patch_y = out_.add_value({.name = names_.fresh(y.name + suffix_),
                                               .dtype = y.dtype,
                                               .shape = {y.shape[0], y.shape[1], out.height(), out.width()},
-                                              .roles = y.roles});
+                                              .roles = y.roles,
+                                              .quant = y.quant});
       clone.outputs.assign(1, patch_y);
       emit(std::move(clone));
       local_[node.outputs[0]] = {patch_y, out};
@@ -382,7 +384,8 @@ class Rewriter {
     const ValueId cropped = out_.add_value({.name = names_.fresh(base),
                                             .dtype = source.dtype,
                                             .shape = {source.shape[0], source.shape[1], need.height(), need.width()},
-                                            .roles = source.roles});
+                                            .roles = source.roles,
+                                            .quant = source.quant});
     Node slice{.name = base, .op = "Slice", .inputs = {held}, .outputs = {cropped}};
     if (in_.opset < 10) {
       slice.attributes = {{"starts", starts}, {"ends", ends}, {"axes", std::vector<int64_t>{2, 3}}};

@@ -8,6 +8,7 @@
 
 #include "memledger/device/tensor_layout.h"
 #include "memledger/ir/op_table.h"
+#include "memledger/ir/quantization_check.h"
 #include "memledger/report/units.h"
 
 namespace memledger {
@@ -62,6 +63,18 @@ std::string use_text(const ConstantUse& use) {
                      shape_to_string(use.against));
 }
 
+// "int8", or "int8 s=0.0235 zp=-12" for a quantized value.
+std::string dtype_text(const Value& v) {
+  return v.quant ? fmt::format("{} {}", dtype_name(v.dtype), describe_quantization(*v.quant))
+                 : std::string(dtype_name(v.dtype));
+}
+
+bool any_quantized(const Graph& g, const Inspection& r) {
+  auto quantized = [&](ValueId id) { return g.value(id).quant.has_value(); };
+  return std::any_of(r.values.begin(), r.values.end(), quantized) ||
+         std::any_of(r.constants.begin(), r.constants.end(), [&](const auto& c) { return quantized(c.second); });
+}
+
 std::string value_kind(const Graph& g, ValueId id) {
   if (g.is_graph_input(id)) return "input";
   if (g.is_graph_output(id)) return "output";
@@ -96,6 +109,7 @@ std::string inspection_text(const Graph& g, const DeviceProfile& profile, const 
   auto layout_of = [&](const Value& v) { return tensor_layout(profile, v.shape, v.dtype, v.roles); };
   std::string out = fmt::format("model: {} (graph '{}', opset {})\n", model, g.name, g.opset);
   out += fmt::format("device: {}\n", describe_profile(profile));
+  if (any_quantized(g, r)) out += fmt::format("requantization: {}\n", to_string(g.requantization));
 
   out += fmt::format("\nnodes ({})\n", g.order().size());
   std::vector<std::vector<std::string>> rows{{"#", "op", "name", "inputs", "outputs"}};
@@ -115,10 +129,9 @@ std::string inspection_text(const Graph& g, const DeviceProfile& profile, const 
     const Layout l = layout_of(v);
     total_logical += l.logical_bytes();
     total_physical += l.bytes();
-    rows.push_back({v.name, value_kind(g, id), std::string(dtype_name(v.dtype)), shape_to_string(v.shape),
-                    roles_text(v), l.physical_order_name(), l.run_name(),
-                    fmt::format("{} B", l.rules().alignment_bytes), human_bytes(l.logical_bytes()),
-                    human_bytes(l.bytes())});
+    rows.push_back({v.name, value_kind(g, id), dtype_text(v), shape_to_string(v.shape), roles_text(v),
+                    l.physical_order_name(), l.run_name(), fmt::format("{} B", l.rules().alignment_bytes),
+                    human_bytes(l.logical_bytes()), human_bytes(l.bytes())});
   }
   out += table(rows, {false, false, false, false, false, false, false, true, true, true});
   out += fmt::format("  all values together (no reuse): logical {}, physical {}\n", human_bytes(total_logical),
@@ -132,8 +145,8 @@ std::string inspection_text(const Graph& g, const DeviceProfile& profile, const 
     std::vector<std::string> uses;
     if (const auto it = r.constant_uses.find(name); it != r.constant_uses.end())
       for (const ConstantUse& use : it->second) uses.push_back(use_text(use));
-    rows.push_back({name, std::string(dtype_name(v.dtype)), shape_to_string(v.shape), roles_text(v),
-                    human_bytes(l.logical_bytes()), human_bytes(l.bytes()), fmt::format("{}", fmt::join(uses, "; "))});
+    rows.push_back({name, dtype_text(v), shape_to_string(v.shape), roles_text(v), human_bytes(l.logical_bytes()),
+                    human_bytes(l.bytes()), fmt::format("{}", fmt::join(uses, "; "))});
   }
   out += table(rows, {false, false, false, false, true, true});
 
@@ -158,6 +171,7 @@ std::string inspection_json(const Graph& g, const DeviceProfile& profile, const 
   j["opset"] = g.opset;
   j["device"] = {
       {"name", profile.name}, {"capacity_bytes", profile.capacity_bytes}, {"alignment_bytes", profile.alignment_bytes}};
+  j["requantization"] = to_string(g.requantization);
   j["nodes"] = ordered_json::array();
   for (size_t i = 0; i < g.order().size(); ++i) {
     const Node& n = g.node(g.order()[i]);
@@ -172,19 +186,24 @@ std::string inspection_json(const Graph& g, const DeviceProfile& profile, const 
   auto value_json = [&](ValueId id, const std::string& kind) {
     const Value& v = g.value(id);
     const Layout l = layout_of(v);
-    return ordered_json{{"name", v.name},
-                        {"kind", kind},
-                        {"dtype", dtype_name(v.dtype)},
-                        {"shape", v.shape},
-                        {"roles", roles_to_string(v.roles)},
-                        {"layout",
-                         {{"order", l.physical_order_name()},
-                          {"run", l.run_name()},
-                          {"run_elements", l.run_elements()},
-                          {"run_bytes", l.run_bytes()},
-                          {"alignment_bytes", l.rules().alignment_bytes}}},
-                        {"logical_bytes", l.logical_bytes()},
-                        {"physical_bytes", l.bytes()}};
+    ordered_json value{{"name", v.name},
+                       {"kind", kind},
+                       {"dtype", dtype_name(v.dtype)},
+                       {"shape", v.shape},
+                       {"roles", roles_to_string(v.roles)},
+                       {"layout",
+                        {{"order", l.physical_order_name()},
+                         {"run", l.run_name()},
+                         {"run_elements", l.run_elements()},
+                         {"run_bytes", l.run_bytes()},
+                         {"alignment_bytes", l.rules().alignment_bytes}}},
+                       {"logical_bytes", l.logical_bytes()},
+                       {"physical_bytes", l.bytes()}};
+    // Quantized values: real = scale · (q − zero_point), one pair per index of `axis` (-1: per tensor).
+    if (v.quant)
+      value["quantization"] = {
+          {"scales", v.quant->scales}, {"zero_points", v.quant->zero_points}, {"axis", v.quant->axis}};
+    return value;
   };
   j["values"] = ordered_json::array();
   for (ValueId id : r.values) j["values"].push_back(value_json(id, value_kind(g, id)));

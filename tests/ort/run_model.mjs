@@ -3,7 +3,10 @@
 // the independent reference memledger's outputs are compared with.
 //
 //   node tests/ort/run_model.mjs MODEL.onnx OUT_DIR [NAME=FILE ...] [--repeat N] [--optimize]
+//                                [--optimized-model FILE]
 //
+// --optimized-model FILE writes the graph onnxruntime runs after its optimisations (with
+// --optimize: a QDQ model's DQ -> op -> Q groups fused into QLinearConv, QGemm, ...).
 // With --repeat N the model runs N more times after one warm-up and the medians of
 // session.run's wall time and of the process's CPU time are printed as "latency_ms <ms>"
 // and "cpu_ms <ms>". Exit status 2 on bad arguments.
@@ -97,23 +100,26 @@ function writeNpy(file, tensor) {
 
 const args = process.argv.slice(2);
 const positional = [], named = {};
-let repeat = 0, optimize = false;
+let repeat = 0, optimize = false, optimizedModel = null;
 for (let i = 0; i < args.length; ++i) {
   if (args[i] === "--repeat") repeat = Number(args[++i]);
   else if (args[i] === "--optimize") optimize = true;
+  else if (args[i] === "--optimized-model") optimizedModel = args[++i];
   else if (args[i].includes("=") && positional.length >= 2) {
     const eq = args[i].indexOf("=");
     named[args[i].slice(0, eq)] = args[i].slice(eq + 1);
   } else positional.push(args[i]);
 }
 if (positional.length !== 2) {
-  console.error("usage: run_model.mjs MODEL.onnx OUT_DIR [NAME=FILE ...] [--repeat N] [--optimize]");
+  console.error("usage: run_model.mjs MODEL.onnx OUT_DIR [NAME=FILE ...] [--repeat N] [--optimize] " +
+                "[--optimized-model FILE]");
   process.exit(2);
 }
 const [model, outDir] = positional;
 const session = await ort.InferenceSession.create(model, {
   intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: "sequential",
   graphOptimizationLevel: optimize ? "all" : "disabled",
+  ...(optimizedModel ? { optimizedModelFilePath: optimizedModel } : {}),
 });
 const feeds = {};
 for (const name of session.inputNames) {

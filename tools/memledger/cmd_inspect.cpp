@@ -20,6 +20,7 @@ struct InspectOptions {
   std::string input_layout = "NCHW";
   std::string device;
   std::string format = "text";
+  bool keep_qdq = false;
 };
 
 void run_inspect(const InspectOptions& o) {
@@ -27,6 +28,7 @@ void run_inspect(const InspectOptions& o) {
   ImportOptions import_options;
   for (const auto& text : o.input_shapes) add_input_shape(import_options, text);
   import_options.input_layout_nhwc = o.input_layout == "NHWC";
+  import_options.fold_quantized = !o.keep_qdq;
   Graph g = import_onnx_file(o.model, import_options);
   fold_identity_constants(g);  // exporter Identity nodes over initializers are no work
   const Inspection inspection = inspect_graph(g, profile);
@@ -47,6 +49,8 @@ void register_inspect(CLI::App& app, int& exit_code) {
   command->add_option("--input-layout", options->input_layout, "layout of 4-D graph inputs")
       ->check(CLI::IsMember({"NCHW", "NHWC"}))
       ->capture_default_str();
+  command->add_flag("--keep-qdq", options->keep_qdq,
+                    "keep QuantizeLinear/DequantizeLinear as written (no integer operators)");
   add_device_option(command, options->device, "host");
   command->add_option("--format", options->format, "output format")
       ->check(CLI::IsMember({"text", "json"}))

@@ -30,6 +30,7 @@
 #include "memledger/exec/executor.h"
 #include "memledger/exec/interpreter.h"
 #include "memledger/exec/planned_arena.h"
+#include "memledger/ir/integer_node.h"
 #include "memledger/onnx/import.h"
 #include "memledger/onnx/tensor_file.h"
 #include "memledger/plan/fit.h"
@@ -177,7 +178,8 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
   MemoryPlan plan;
   if (o.fit) {
     fit = run_fit(model, given, o.fit_options, false);
-    plan = fit_arena_plan(*fit, given);
+    // A quantized model's fit plan is already in its own bytes: the run uses that very plan.
+    plan = is_quantized_model(fit->graph) ? fit->plan : fit_arena_plan(*fit, given);
     fmt::print("fit plan on '{}': {}\n", given.name, fit_verdict(*fit, given));
     const std::vector<std::string> differ = in_place_differences(fit->plan, plan);
     if (differ.empty()) fmt::print("  in-place decisions: the same as the fit's plan under '{}'\n", given.name);
@@ -200,9 +202,20 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
   const auto start = std::chrono::steady_clock::now();
   const ArenaRunReport r = run_in_arena(executor, graph, plan, inputs, outputs);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  fmt::print("arena run on '{}'{}: {} placement{}, {} kernels, {:.1f} ms\n", profile.name,
-             given.storage ? fmt::format(" (planned with the model's dtypes, not {})", dtype_name(*given.storage)) : "",
-             plan.algorithm, plan.optimal ? " (optimal)" : "", kernel_set_name(exec.kernels), ms);
+  // A quantized model is planned in its own integer bytes under any profile (plan/liveness);
+  // a float model under an int8 profile runs as a float shadow of the planned figure.
+  const bool quantized = is_quantized_model(graph);
+  std::string mode;
+  if (quantized)
+    mode = " (a quantized model: its own integer bytes)";
+  else if (given.storage)
+    mode = fmt::format(" (float shadow: planned with the model's dtypes, not {})", dtype_name(*given.storage));
+  fmt::print("arena run on '{}'{}: {} placement{}, {} kernels, {:.1f} ms\n", profile.name, mode, plan.algorithm,
+             plan.optimal ? " (optimal)" : "", kernel_set_name(exec.kernels), ms);
+  if (fit)
+    fmt::print("  arena bytes {} {} the fit's planned bytes {}{}\n", plan.arena_bytes,
+               plan.arena_bytes == fit->plan.arena_bytes ? "=" : "≠", fit->plan.arena_bytes,
+               quantized || !given.storage ? "" : " (the float shadow's arena, not the planned figure)");
   fmt::print("  arena {} B, peak-live {} B, arena / peak-live {:.3f}, guards {} B at each end\n", r.arena_bytes,
              r.peak_live_bytes, r.ratio(), ArenaBufferProvider::kGuardBytes);
   fmt::print("  guard violations: {}\n", r.violations.size());
@@ -225,7 +238,8 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
                  [&] { executor.run_into(inputs, scratch, arena); });
   }
   // The run proves the fit's plan only where it made the same in-place decisions.
-  return r.clean() && (!fit || in_place_differences(fit->plan, plan).empty());
+  return r.clean() && (!fit || in_place_differences(fit->plan, plan).empty()) &&
+         (!fit || !quantized || plan.arena_bytes == fit->plan.arena_bytes);
 }
 
 void run_command(const RunCommandOptions& o, int& exit_code) {

@@ -1,5 +1,5 @@
 // The options every command that reads a model shares: `--input-shape NAME=1x3x224x224`
-// (repeatable) and `--input-layout NCHW|NHWC`.
+// (repeatable), `--input-layout NCHW|NHWC` and `--keep-qdq`.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -17,6 +17,7 @@ struct ModelOptions {
   std::string path;
   std::vector<std::string> input_shapes;
   std::string input_layout = "NCHW";
+  bool keep_qdq = false;
 };
 
 // Adds the MODEL positional argument and the shared options to `command`.

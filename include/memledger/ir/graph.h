@@ -31,9 +31,9 @@ struct Value {
   std::string name;
   DType dtype = DType::kFloat32;
   Shape shape;
-  AxisRoles roles;        // one per axis; kOther where no operator states a role
-  SharedTensor constant;  // a constant's values, stored once and compact, shared by copies
-  NodeId producer;        // invalid for graph inputs and constants
+  AxisRoles roles;                    // one per axis; kOther where no operator states a role
+  SharedTensor constant;              // a constant's values, stored once and compact, shared by copies
+  NodeId producer;                    // invalid for graph inputs and constants
   std::optional<Quantization> quant;  // integers standing for reals (ir/quantization.h)
 
   bool is_constant() const { return constant.has_value(); }

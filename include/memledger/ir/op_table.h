@@ -85,6 +85,40 @@ enum class PatchRule : uint8_t {
   kGlobalPool,  // a mean over all of H and W: computed in row strips before the patches, read whole by them
 };
 
+// The operator's integer form (DESIGN.md §11, ir/quantization.h): over quantized data values
+// the operator of the same name is the integer operator, and the ONNX importer folds
+// DequantizeLinear → op → QuantizeLinear into it (onnx/fold_qdq). kNone: no integer form;
+// the operator stays float between its DequantizeLinear and QuantizeLinear.
+enum class IntegerForm : uint8_t {
+  kNone,
+  kRequantizes,  // computes on the integers; its output's scale and zero point may differ from its inputs'
+  kSameQuant,    // only moves integers (Reshape, Transpose ...): output quantized exactly as its input
+};
+
+struct IntegerRule {
+  IntegerForm form = IntegerForm::kNone;
+  int quantized_inputs = 1;     // leading inputs that are quantized integers; -1: all (Concat); others stay as they are
+  int weight_input = -1;        // the one quantized input that may be quantized per axis (per-channel weights)
+  int bias_input = -1;          // an int32 bias in the accumulator's units: scale s_x·s_w, zero point 0
+  int weight_channel_axis = 0;  // the weight axis that indexes output channels; negative: from the end
+  std::string_view transposed_by;  // an attribute that, when 1, swaps a matrix weight's axes (Gemm's transB)
+};
+
+// An operator that writes an integer operator out with its quantization parameters as
+// inputs (QLinearConv, ConvInteger ...): the importer reads it as the operator `of` over
+// quantized values (onnx/qlinear_ops), the one representation of integer operators.
+enum class QLinearOperands : uint8_t {
+  kNone,
+  kTriples,     // (x, x_scale, x_zero_point) per data input, y_scale, y_zero_point, then the rest (a bias)
+  kZeroPoints,  // the data inputs, then their zero points (optional); an int32 output, no requantization
+};
+
+struct QLinearForm {
+  std::string_view of;  // the operator it is the integer form of; empty: none
+  QLinearOperands operands = QLinearOperands::kNone;
+  int data_inputs = 2;
+};
+
 struct OpRecord;
 using WorkspaceRule = int64_t (*)(const Graph&, const Node&, const DeviceProfile&);
 using ContractRule = KernelContract (*)(const Graph&, const Node&, const DeviceProfile&);
@@ -121,6 +155,10 @@ struct OpRecord {
   bool conv_post_op = false;
   bool idempotent = false;
   FastKernel fast = FastKernel::kNone;  // the fast executor's family for it
+
+  // Integer form: what the importer folds QDQ into, and what the integer kernels compute.
+  IntegerRule integer = {};
+  QLinearForm qlinear = {};
 
   // Simulator.
   TileModel tile = TileModel::kGeneric;

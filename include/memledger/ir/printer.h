@@ -9,7 +9,7 @@
 namespace memledger {
 
 std::string print_graph(const Graph& graph);
-// "float32[1,12,20,28] NCHW"
+// "float32[1,12,20,28] NCHW"; a quantized value adds its parameters: "int8[1,8] s=0.04 zp=-5"
 std::string describe_value_type(const Value& value);
 
 }  // namespace memledger

@@ -4,6 +4,7 @@
 // shape computations on constants into constants, every value must have a static shape,
 // and axis roles are stated from operator semantics (ir/axis_roles.h). Everything the file claims is
 // checked against the bytes actually present before anything is allocated from it.
+// Quantized models come out with integer operators over quantized values (onnx/fold_qdq).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,10 @@ struct ImportOptions {
   // Smaller ones, shape constants among them, are read as before.
   int64_t map_files_from = int64_t{16} << 20;
   int64_t map_tensors_from = int64_t{64} << 10;
+  // Read QLinear operators and fold DequantizeLinear → op → QuantizeLinear into integer
+  // operators (DESIGN.md §11). `--keep-qdq` turns it off: the model as written, with the
+  // float output of every DequantizeLinear as a value (to see what folding saves).
+  bool fold_quantized = true;
 };
 
 // Imports a model file. External data files must lie inside the model's folder. Every
