@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "ir/op_table_tflite.h"
 #include "ir/shape_rules.h"
 #include "memledger/core/checked.h"
 #include "memledger/core/error.h"
@@ -498,6 +499,9 @@ std::vector<OpRecord> make_table() {
   t.push_back(shaped(plain("Compress"), s::compress));
   // Outputs whose extents depend on the data: libonnx's inference says what it can.
   for (std::string_view op : {"Unique", "NonMaxSuppression"}) t.push_back(plain(op));
+
+  // TFLite's builtin operators (domain "tflite"), in TFLite's layout: ir/op_table_tflite.cpp.
+  for (OpRecord& r : tflite_records()) t.push_back(r);
   return t;
 }
 

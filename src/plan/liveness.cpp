@@ -22,6 +22,8 @@ std::string_view to_string(BufferCategory category) {
       return "constant";
     case BufferCategory::kWorkspace:
       return "workspace";
+    case BufferCategory::kPersistent:
+      return "persistent";
   }
   return "?";
 }
@@ -105,6 +107,10 @@ Liveness compute_liveness(const Graph& graph, const DeviceProfile& given_profile
   });
   const bool external_constants = profile.constants == ConstantResidency::kExternal;
   for (ValueId c : constants) {
+    if (graph.value(c).persistent) {
+      add_value_buffer(c, BufferCategory::kPersistent, 0, last_step);
+      continue;
+    }
     const bool resident = profile.constants == ConstantResidency::kResident || graph.is_graph_output(c);
     const int first = resident ? 0 : first_use[static_cast<size_t>(c.index)];
     add_value_buffer(c, BufferCategory::kConstant, first, resident ? last_step : last_use[static_cast<size_t>(c.index)],
@@ -133,6 +139,24 @@ Liveness compute_liveness(const Graph& graph, const DeviceProfile& given_profile
     if (contract.workspace_bytes > 0) {
       storage_last.push_back(step);
       live.roots.push_back(static_cast<int>(live.buffers.size()) - 1);
+    }
+
+    // A state output is written over its persistent state input (SVDF), in-place or not:
+    // it is what the operator does, not a saving the planner may choose.
+    const OpRecord* record = find_op(node, graph.opset);
+    if (record && record->state_input >= 0 && static_cast<size_t>(record->state_input) < node.inputs.size() &&
+        static_cast<size_t>(record->state_output) < node.outputs.size()) {
+      const ValueId state = node.inputs[static_cast<size_t>(record->state_input)];
+      const ValueId next = node.outputs[static_cast<size_t>(record->state_output)];
+      if (state.valid() && next.valid() && graph.value(state).persistent && !graph.is_graph_output(next)) {
+        const int root = buffer_of[static_cast<size_t>(state.index)];
+        const int out = buffer_of[static_cast<size_t>(next.index)];
+        if (live.buffers[static_cast<size_t>(out)].physical_bytes <=
+            live.buffers[static_cast<size_t>(root)].physical_bytes) {
+          live.buffers[static_cast<size_t>(out)].alias_of = root;
+          live.roots[static_cast<size_t>(out)] = live.roots[static_cast<size_t>(root)];
+        }
+      }
     }
 
     if (!options.in_place || node.outputs.size() != 1) continue;

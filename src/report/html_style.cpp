@@ -7,7 +7,7 @@ namespace memledger::report {
 std::string_view html_style() {
   return R"(
 :root{--c-input:#4e79a7;--c-output:#59a14f;--c-activation:#f28e2b;--c-constant:#b07aa1;--c-workspace:#e15759;
---ink:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#f6f8fa}
+--c-persistent:#76b7b2;--ink:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#f6f8fa}
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:var(--ink);background:var(--bg)}
 main{max-width:1320px;margin:0 auto;padding:20px 24px 40px}
@@ -34,9 +34,11 @@ i.ln.capacity{border-color:#cf222e}i.ln.arena{border-color:#59636e;border-top-st
 .sw.cat-activation,.bar.cat-activation{background:var(--c-activation)}
 .sw.cat-constant,.bar.cat-constant{background:var(--c-constant)}
 .sw.cat-workspace,.bar.cat-workspace{background:var(--c-workspace)}
+.sw.cat-persistent,.bar.cat-persistent{background:var(--c-persistent)}
 svg{display:block;width:100%;height:auto;font-family:inherit}
 svg .cat-input{fill:var(--c-input)}svg .cat-output{fill:var(--c-output)}svg .cat-activation{fill:var(--c-activation)}
 svg .cat-constant{fill:var(--c-constant)}svg .cat-workspace{fill:var(--c-workspace)}
+svg .cat-persistent{fill:var(--c-persistent)}
 .plot-bg{fill:#fbfcfd;stroke:var(--line)}
 .grid{stroke:#e6eaef}.axis{stroke:#8c959f}
 .tick{font-size:11px;fill:var(--muted)}.axis-title{font-size:12px;fill:var(--muted)}

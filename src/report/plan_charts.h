@@ -14,9 +14,9 @@
 namespace memledger::report {
 
 // The order categories are listed in, bottom to top in the stacked curve.
-inline constexpr std::array kCategories = {BufferCategory::kInput, BufferCategory::kConstant,
+inline constexpr std::array kCategories = {BufferCategory::kInput,      BufferCategory::kConstant,
                                            BufferCategory::kActivation, BufferCategory::kWorkspace,
-                                           BufferCategory::kOutput};
+                                           BufferCategory::kOutput,     BufferCategory::kPersistent};
 
 // The byte range an axis shows: the figures that matter, and the capacity when it is near
 // enough (4×) not to flatten everything else.

@@ -35,6 +35,10 @@ struct Value {
   SharedTensor constant;              // a constant's values, stored once and compact, shared by copies
   NodeId producer;                    // invalid for graph inputs and constants
   std::optional<Quantization> quant;  // integers standing for reals (ir/quantization.h)
+  // A variable (TFLite's SVDF state): live for the whole program in the arena, whatever
+  // the profile does with constants; `constant` holds its initial values. An operator
+  // whose record names a state input writes the new state over it.
+  bool persistent = false;
 
   bool is_constant() const { return constant.has_value(); }
 };

@@ -20,6 +20,10 @@
 
 namespace memledger {
 
+// TFLite's builtin operators ("CONV_2D") and its custom operators (their custom_code).
+inline constexpr std::string_view kTfliteDomain = "tflite";
+inline constexpr std::string_view kTfliteCustomDomain = "tflite.custom";
+
 // What a node's kernel promises before it runs (DESIGN.md §4.4, P5): the workspace it
 // uses, sized from shapes and the device profile, and which inputs' buffers its (single)
 // output may take. Whether taking one is legal (no later reader) is the planner's decision.
@@ -147,6 +151,11 @@ struct OpRecord {
   int in_place_inputs = 1;
   WorkspaceRule workspace = nullptr;  // null: no workspace
   ContractRule contract = nullptr;    // overrides in_place and workspace when set
+  // A state the operator carries from one run to the next (TFLite's SVDF): input
+  // `state_input` is a persistent value (Value::persistent) and output `state_output`, the
+  // new state, is written over it, so it owns no bytes of its own. -1: none.
+  int state_input = -1;
+  int state_output = -1;
 
   // Fusion (exec/fast). An activation a Conv may apply to its own output as a post-op
   // (one value in, the same shape out, no state), and whether it is idempotent: applied to

@@ -10,6 +10,11 @@
 // the arena), and the output is no larger. Such an output is an alias: it owns no bytes of
 // its own.
 //
+// Persistent buffers (variables: TFLite's SVDF state, Value::persistent) are live for the
+// whole program and always in the arena; an operator whose record names a state output
+// writes it over the state (an alias of the persistent buffer). TFLite Micro counts them
+// apart from the non-persistent head, and so does the plan (memory_plan.h).
+//
 // External buffers: under `constants = "external"` constants stay in read-only memory
 // outside the arena, under `inputs = "external"` graph inputs stay in their own buffer;
 // they keep their entries (sizes, steps) but take no arena bytes.
@@ -27,7 +32,7 @@
 
 namespace memledger {
 
-enum class BufferCategory { kInput, kOutput, kActivation, kConstant, kWorkspace };
+enum class BufferCategory { kInput, kOutput, kActivation, kConstant, kWorkspace, kPersistent };
 std::string_view to_string(BufferCategory category);
 
 struct PlanOptions {
