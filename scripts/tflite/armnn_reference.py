@@ -3,11 +3,17 @@
 reference backend from libarmnn-cpuref-backend22) on seeded inputs and writes the inputs
 and outputs as .npy, the outside reference for `memledger run MODEL.tflite`.
 
-    armnn_reference.py MODEL.tflite OUT_DIR [--seed N]
+    armnn_reference.py MODEL.tflite OUT_DIR [--seed N] [--bias-axis-zero]
 
 OUT_DIR receives inputs/<i>.npy, outputs/<i>.npy (in the subgraph's order) and
 manifest.json (tensor names, shapes, dtypes, files). Integer inputs are uniform over their
 type's range, float inputs uniform in [-1, 1), from numpy's default_rng(seed).
+
+--bias-axis-zero runs Arm NN on a copy of the model in which every 1-D tensor's per-axis
+quantization names axis 0 (the only axis a 1-D tensor has): TFLite's converter writes
+quantized_dimension 3 on person_detect's depthwise biases, which Arm NN 20.08 refuses; the
+values are untouched, so the copy computes the same numbers. The manifest lists the
+tensors it changed.
 
 Exit 0 when Arm NN ran the model; 3 when Arm NN refuses it (its parser or its CpuRef
 workloads): the exact error is printed on stderr and stored in manifest.json as "refused";
@@ -49,11 +55,52 @@ def seeded_input(rng, dtype, shape):
     return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
 
 
+def bias_axis_zero(model_bytes):
+    """A copy of the flatbuffer with each 1-D tensor's quantized_dimension set to 0 in place
+    (the field is an int32 the file already holds), and the names of the tensors changed."""
+    import flatbuffers
+    from flatbuffers import number_types as N
+    from flatbuffers.table import Table
+
+    buf = bytearray(model_bytes)
+
+    def root():
+        return Table(buf, flatbuffers.encode.Get(N.UOffsetTFlags.packer_type, buf, 0))
+
+    def tables(t, slot):
+        o = t.Offset(4 + 2 * slot)
+        if not o:
+            return []
+        start = t.Vector(o)
+        return [Table(buf, t.Indirect(start + 4 * i)) for i in range(t.VectorLen(o))]
+
+    def vector_len(t, slot):
+        o = t.Offset(4 + 2 * slot)
+        return t.VectorLen(o) if o else 0
+
+    changed = []
+    for subgraph in tables(root(), 2):           # Model.subgraphs
+        for tensor in tables(subgraph, 0):       # SubGraph.tensors
+            if vector_len(tensor, 0) != 1:       # Tensor.shape: 1-D only
+                continue
+            q = tensor.Offset(4 + 2 * 4)         # Tensor.quantization
+            if not q:
+                continue
+            quant = Table(buf, tensor.Indirect(q + tensor.Pos))
+            dim = quant.Offset(4 + 2 * 6)        # QuantizationParameters.quantized_dimension
+            if dim and quant.Get(N.Int32Flags, dim + quant.Pos) != 0:
+                flatbuffers.encode.Write(N.Int32Flags.packer_type, buf, dim + quant.Pos, 0)
+                name_off = tensor.Offset(4 + 2 * 3)
+                changed.append(tensor.String(name_off + tensor.Pos).decode() if name_off else "?")
+    return bytes(buf), changed
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model")
     parser.add_argument("out_dir")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--bias-axis-zero", action="store_true")
     args = parser.parse_args()
     if not os.path.isfile(args.model):
         fail_usage(f"{args.model}: no such file")
@@ -71,9 +118,17 @@ def main():
         with open(os.path.join(args.out_dir, "manifest.json"), "w") as f:
             json.dump(manifest, f, indent=1)
 
+    model_file = args.model
+    if args.bias_axis_zero:
+        with open(args.model, "rb") as f:
+            patched, changed = bias_axis_zero(f.read())
+        model_file = os.path.join(args.out_dir, "bias_axis_zero.tflite")
+        with open(model_file, "wb") as f:
+            f.write(patched)
+        manifest["bias_axis_zero"] = changed
     try:
         tfl = ann.ITfLiteParser()
-        network = tfl.CreateNetworkFromBinaryFile(args.model)
+        network = tfl.CreateNetworkFromBinaryFile(model_file)
         runtime = ann.IRuntime(ann.CreationOptions())
         backends = [ann.BackendId("CpuRef")]
         optimized, _ = ann.Optimize(network, backends, runtime.GetDeviceSpec(), ann.OptimizerOptions())
