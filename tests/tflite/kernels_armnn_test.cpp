@@ -30,18 +30,18 @@ constexpr bool kHaveReader = false;
 #endif
 
 std::optional<fs::path> model_path(const std::string& name) {
-  for (const fs::path dir : {fs::path(MEMLEDGER_SOURCE_DIR) / "tests/data/tflite",
-                             fs::path(MEMLEDGER_SOURCE_DIR) / "../shared/models/tflite",
-                             fs::path(MEMLEDGER_SOURCE_DIR) / "../../shared/models/tflite"})
+  for (const fs::path& dir : {fs::path(MEMLEDGER_SOURCE_DIR) / "tests/data/tflite",
+                              fs::path(MEMLEDGER_SOURCE_DIR) / "../shared/models/tflite",
+                              fs::path(MEMLEDGER_SOURCE_DIR) / "../../shared/models/tflite"})
     if (fs::exists(dir / name)) return dir / name;
   return std::nullopt;
 }
 
-std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+std::string sh_quote(const fs::path& p) { return "'" + p.string() + "'"; }
 
 // Runs a shell command, its output into `log`; returns its exit status.
 int shell(const std::string& command, const fs::path& log) {
-  const int status = std::system((command + " > " + quoted(log) + " 2>&1").c_str());
+  const int status = std::system((command + " > " + sh_quote(log) + " 2>&1").c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 std::string read_text(const fs::path& p) {
@@ -67,9 +67,9 @@ struct Reference {
 Reference armnn(const fs::path& model, const fs::path& dir, const std::string& flags = "") {
   Reference r;
   const fs::path script = fs::path(MEMLEDGER_SOURCE_DIR) / "scripts/tflite/armnn_reference.py";
-  r.status =
-      shell("/usr/bin/python3 " + quoted(script) + " " + quoted(model) + " " + quoted(dir / "armnn") + " " + flags,
-            dir / "armnn.log");
+  r.status = shell(
+      "/usr/bin/python3 " + sh_quote(script) + " " + sh_quote(model) + " " + sh_quote(dir / "armnn") + " " + flags,
+      dir / "armnn.log");
   r.log = read_text(dir / "armnn.log");
   if (fs::exists(dir / "armnn/manifest.json"))
     r.manifest = nlohmann::json::parse(read_text(dir / "armnn/manifest.json"));
@@ -79,14 +79,14 @@ Reference armnn(const fs::path& model, const fs::path& dir, const std::string& f
 // memledger run on the manifest's inputs; the outputs' folder.
 fs::path memledger_run(const fs::path& model, const nlohmann::json& manifest, const fs::path& dir,
                        const std::string& mode) {
-  std::string command = std::string(MEMLEDGER_CLI) + " run " + quoted(model);
+  std::string command = std::string(MEMLEDGER_CLI) + " run " + sh_quote(model);
   for (const auto& in : manifest["inputs"])
-    command += " --input " + quoted(in["name"].get<std::string>() + "=" + in["file"].get<std::string>());
+    command += " --input " + sh_quote(in["name"].get<std::string>() + "=" + in["file"].get<std::string>());
   std::string tag = mode;
   std::replace(tag.begin(), tag.end(), ' ', '_');
   const fs::path out = dir / ("memledger" + tag);
   fs::create_directories(out);
-  command += " --output-dir " + quoted(out) + " --output-format npy";
+  command += " --output-dir " + sh_quote(out) + " --output-format npy";
   if (!mode.empty()) command += " " + mode;
   const int status = shell(command, dir / ("run" + tag + ".log"));
   EXPECT_EQ(status, 0) << command << "\n" << read_text(dir / ("run" + tag + ".log"));
@@ -109,7 +109,9 @@ TEST_P(ArmnnModels, OutputsWithinOneUnitOfArmNN) {
   // NN refuses; the script's --bias-axis-zero copy names axis 0 (the values are the same).
   const bool patch = std::string(GetParam()) == "person_detect.tflite";
   const Reference ref = armnn(*model, dir, patch ? "--bias-axis-zero" : "");
-  if (patch) EXPECT_EQ(ref.manifest.value("bias_axis_zero", nlohmann::json::array()).size(), 14u) << ref.log;
+  if (patch) {
+    EXPECT_EQ(ref.manifest.value("bias_axis_zero", nlohmann::json::array()).size(), 14u) << ref.log;
+  }
   if (ref.status == 2 || ref.log.find("None of the preferred backends") != std::string::npos)
     GTEST_SKIP() << "Arm NN is not usable here: " << ref.log;
   ASSERT_EQ(ref.status, 0) << ref.log;
