@@ -98,6 +98,7 @@ void add_patch_kernels(KernelTable& table);
 void add_quantized_conv_kernels(KernelTable& table);
 void add_quantized_matmul_kernels(KernelTable& table);
 void add_quantized_elementwise_kernels(KernelTable& table);
+void add_tflite_kernels(KernelTable& table);  // exec/tflite/: the "tflite:<OP>" kernels
 
 // ---- helpers shared by the kernel families ----
 

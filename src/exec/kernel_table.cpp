@@ -39,6 +39,7 @@ const std::map<std::string, Kernel, std::less<>>& kernel_table() {
     add_einsum_kernels(entries);
     add_nn_extra_kernels(entries);
     add_patch_kernels(entries);
+    add_tflite_kernels(entries);
     std::map<std::string, Kernel, std::less<>> result;
     for (auto& [key, kernel] : entries) {
       // A kernel attaches to an op table record: what it promises is stated there.
