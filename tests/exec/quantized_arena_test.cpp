@@ -9,7 +9,7 @@
 #include "memledger/device/profile.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/interpreter.h"
-#include "memledger/plan/fit.h"
+#include "memledger/fit/fit.h"
 #include "memledger/plan/memory_plan.h"
 
 namespace memledger {
