@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -120,7 +121,11 @@ TEST_P(ArmnnModels, OutputsWithinOneUnitOfArmNN) {
   const fs::path out = memledger_run(*model, ref.manifest, dir, "");
   for (const auto& o : ref.manifest["outputs"]) {
     const Tensor want = read_tensor_file(o["file"].get<std::string>()).tensor;
-    const Tensor got = read_tensor_file((out / (o["name"].get<std::string>() + ".npy")).string()).tensor;
+    // `run` names an output's file by the output's name with anything but [A-Za-z0-9._-] as '_'.
+    std::string file = o["name"].get<std::string>();
+    for (char& c : file)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+    const Tensor got = read_tensor_file((out / (file + ".npy")).string()).tensor;
     ASSERT_EQ(got.dtype(), want.dtype());
     ASSERT_EQ(got.shape(), want.shape());
     int64_t differ = 0;
