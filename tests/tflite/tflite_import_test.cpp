@@ -46,7 +46,7 @@ std::optional<fs::path> shared_model(const std::string& name) {
 TfliteModel import_bytes(const std::vector<uint8_t>& bytes) {
   // Flatbuffers read in place: 8-byte aligned as a file read is.
   std::vector<uint64_t> aligned((bytes.size() + 7) / 8);
-  std::memcpy(aligned.data(), bytes.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(aligned.data(), bytes.data(), bytes.size());
   return import_tflite_bytes({reinterpret_cast<const uint8_t*>(aligned.data()), bytes.size()}, "test.tflite");
 }
 
