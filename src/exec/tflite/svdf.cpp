@@ -23,6 +23,11 @@
 namespace memledger::exec::tflite {
 namespace {
 
+int32_t saturate_int32(int64_t v) {
+  return static_cast<int32_t>(
+      std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+}
+
 struct Dims {
   int64_t batch, input, filters, units, memory, rank;
 };
@@ -77,18 +82,21 @@ void run_int8(KernelContext& ctx) {
   std::vector<int32_t> scratch(static_cast<size_t>(d.batch * d.filters));
   for (int64_t b = 0; b < d.batch; ++b)
     for (int64_t i = 0; i < d.filters; ++i) {
-      int32_t acc = 0;
+      // Summed in 64 bits and saturated to TFLite's int32: the same values wherever TFLite's own
+      // int32 sum does not overflow, and no overflow here where it would.
+      int64_t acc = 0;
       const T* s = state + (b * d.filters + i) * d.memory;
-      for (int64_t j = 0; j < d.memory; ++j) acc += wt[i * d.memory + j] * (s[j] - qs.zero_point);
-      scratch[static_cast<size_t>(b * d.filters + i)] = acc;
+      for (int64_t j = 0; j < d.memory; ++j) acc += int64_t{wt[i * d.memory + j]} * (s[j] - qs.zero_point);
+      scratch[static_cast<size_t>(b * d.filters + i)] = saturate_int32(acc);
     }
   int8_t* y = ctx.out(0).as<int8_t>();
   const QuantRange range = type_range(DType::kInt8);
   for (int64_t b = 0; b < d.batch; ++b)
     for (int64_t u = 0; u < d.units; ++u) {
-      int32_t acc = bias ? bias[u] : 0;
+      int64_t acc = bias ? bias[u] : 0;
       for (int64_t k = 0; k < d.rank; ++k) acc += scratch[static_cast<size_t>(b * d.filters + u * d.rank + k)];
-      y[b * d.units + u] = clamp_to<int8_t>(multiply_by_quantized_multiplier(acc, scale_2) + qo.zero_point, range);
+      y[b * d.units + u] =
+          clamp_to<int8_t>(multiply_by_quantized_multiplier(saturate_int32(acc), scale_2) + qo.zero_point, range);
     }
 }
 
