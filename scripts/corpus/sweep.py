@@ -12,11 +12,11 @@ For each model of DIR/manifest.json (its folded variant, <name>.onnx):
   run --arena                  exit code 0: every output bit-identical inside the planned arena
 
 and writes one row per model, in one run so both tools are measured side by side, to
---json and (with --markdown FILE) between the sweep markers of FILE (docs/benchmarks.md).
+--json and (with --markdown FILE) between the sweep markers of FILE (docs/sweep.md).
 A model that fails a step is a row with the step and the first line of the message.
 
   /usr/bin/python3 scripts/corpus/sweep.py --corpus /work/sweep --memledger build/memledger \\
-      [--models a,b] [--json sweep.json [--merge]] [--markdown docs/benchmarks.md] [--no-arena]
+      [--models a,b] [--json sweep.json [--merge]] [--markdown docs/sweep.md] [--no-arena]
 
 A --models run with --markdown alone writes a table of those models only; with --json FILE
 --merge the rows of FILE for the other models are kept, so the table stays whole.
