@@ -14,6 +14,7 @@
 #include "memledger/core/input_file.h"
 #include "memledger/ir/axis_roles.h"
 #include "memledger/ir/op_table.h"
+#include "memledger/ir/quantization_check.h"
 #include "memledger/ir/verifier.h"
 #include "tflite/schema_generated.h"
 
@@ -99,21 +100,6 @@ std::optional<DType> dtype_of(fb::TensorType t) {
       return DType::kBool;
     default:
       return std::nullopt;
-  }
-}
-
-std::pair<int64_t, int64_t> integer_range(DType t) {
-  switch (t) {
-    case DType::kInt8:
-      return {-128, 127};
-    case DType::kUInt8:
-      return {0, 255};
-    case DType::kInt16:
-      return {-32768, 32767};
-    case DType::kInt32:
-      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
-    default:
-      return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
   }
 }
 
@@ -398,7 +384,11 @@ class Reader {
       if (!(s >= 0) || s > 3.0e38f) error("{}: quantization scale {} is not a finite non-negative number", where, s);
       out.scales.push_back(s);
     }
-    const auto [lo, hi] = integer_range(v.dtype);
+    // A float tensor may carry parameters (a DEQUANTIZE's output): its zero points are not bounded.
+    const IntegerRange range =
+        dtype_is_float(v.dtype) ? IntegerRange{std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()}
+                                : integer_range(v.dtype, where);
+    const int64_t lo = range.min, hi = range.max;
     if (q->zero_point() && q->zero_point()->size() != 0) {
       if (q->zero_point()->size() != n) error("{}: {} zero points for {} scales", where, q->zero_point()->size(), n);
       for (int64_t z : *q->zero_point()) {
