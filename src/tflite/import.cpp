@@ -40,6 +40,11 @@ std::string first_unverified(const uint8_t* data, size_t size) {
     auto v = verifier();
     if (!v.VerifyTableStart(reinterpret_cast<const uint8_t*>(model))) return "the model table";
   }
+  // A field's offset is read from inside its table: verified before the field is.
+  const auto offset_ok = [&](const auto* owner, flatbuffers::voffset_t field) {
+    auto v = verifier();
+    return reinterpret_cast<const flatbuffers::Table*>(owner)->VerifyOffset(v, field);
+  };
   // The model's own fields, one vector at a time.
   const auto check_tables = [&](const auto* vec, std::string_view field, auto verify_one) -> std::string {
     auto v = verifier();
@@ -52,30 +57,36 @@ std::string first_unverified(const uint8_t* data, size_t size) {
     return {};
   };
   const auto table = [](flatbuffers::Verifier& v, const auto* t) { return t->Verify(v); };
+  if (!offset_ok(model, fb::Model::VT_OPERATOR_CODES)) return "operator_codes";
   if (auto f = check_tables(model->operator_codes(), "operator_codes", table); !f.empty()) return f;
+  if (!offset_ok(model, fb::Model::VT_BUFFERS)) return "buffers";
   if (auto f = check_tables(model->buffers(), "buffers", table); !f.empty()) return f;
+  if (!offset_ok(model, fb::Model::VT_METADATA)) return "metadata";
   if (auto f = check_tables(model->metadata(), "metadata", table); !f.empty()) return f;
   auto subgraph_fields = [&](flatbuffers::Verifier& v, const fb::SubGraph* sg) -> bool {
-    if (!v.VerifyTableStart(reinterpret_cast<const uint8_t*>(sg))) return false;
-    return true;
+    return v.VerifyTableStart(reinterpret_cast<const uint8_t*>(sg));
   };
+  if (!offset_ok(model, fb::Model::VT_SUBGRAPHS)) return "subgraphs";
   if (auto f = check_tables(model->subgraphs(), "subgraphs", subgraph_fields); !f.empty()) return f;
   if (model->subgraphs()) {
     for (flatbuffers::uoffset_t s = 0; s < model->subgraphs()->size(); ++s) {
       const fb::SubGraph* sg = model->subgraphs()->Get(s);
       const std::string at = fmt::format("subgraphs[{}].", s);
+      if (!offset_ok(sg, fb::SubGraph::VT_TENSORS)) return at + "tensors";
       if (auto f = check_tables(sg->tensors(), at + "tensors", table); !f.empty()) return f;
+      if (!offset_ok(sg, fb::SubGraph::VT_OPERATORS)) return at + "operators";
       if (auto f = check_tables(sg->operators(), at + "operators", table); !f.empty()) return f;
       auto v = verifier();
-      if (!v.VerifyVector(sg->inputs())) return at + "inputs";
-      if (!v.VerifyVector(sg->outputs())) return at + "outputs";
-      if (!v.VerifyString(sg->name())) return at + "name";
+      if (!offset_ok(sg, fb::SubGraph::VT_INPUTS) || !v.VerifyVector(sg->inputs())) return at + "inputs";
+      if (!offset_ok(sg, fb::SubGraph::VT_OUTPUTS) || !v.VerifyVector(sg->outputs())) return at + "outputs";
+      if (!offset_ok(sg, fb::SubGraph::VT_NAME) || !v.VerifyString(sg->name())) return at + "name";
     }
   }
   {
     auto v = verifier();
-    if (!v.VerifyString(model->description())) return "description";
-    if (!v.VerifyVector(model->metadata_buffer())) return "metadata_buffer";
+    if (!offset_ok(model, fb::Model::VT_DESCRIPTION) || !v.VerifyString(model->description())) return "description";
+    if (!offset_ok(model, fb::Model::VT_METADATA_BUFFER) || !v.VerifyVector(model->metadata_buffer()))
+      return "metadata_buffer";
   }
   return "a field (offsets or vector lengths point outside the file)";
 }

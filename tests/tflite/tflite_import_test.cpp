@@ -310,6 +310,14 @@ TEST(TfliteHostile, TruncatedFilesAreRefused) {
   EXPECT_NE(import_error({whole.begin(), whole.begin() + 100}).find("does not verify"), std::string::npos);
 }
 
+// Found by the fuzz target (CI, 2026-12-04): the Model table's vtable verifies, but the offset
+// of its operator_codes field lies past the end of the 176-byte file; reading it overflowed.
+TEST(TfliteHostile, FieldOffsetPastTheEndIsNamed) {
+  const std::string error = import_error(read_bytes(data("fuzz_model_field_past_end.tflite")));
+  EXPECT_NE(error.find("does not verify"), std::string::npos) << error;
+  EXPECT_NE(error.find("operator_codes"), std::string::npos) << error;
+}
+
 // Random byte changes: an Error or a model, never a crash (ASan builds check the reads).
 TEST(TfliteHostile, MutatedFilesNeverCrash) {
   const std::vector<uint8_t> whole = read_bytes(data("keyword_scrambled.tflite"));
