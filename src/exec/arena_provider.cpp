@@ -117,7 +117,9 @@ ArenaBufferProvider::State::State(const Graph& graph, const MemoryPlan& plan)
       buffer_of_workspace_[b.node] = static_cast<int>(i);
     else
       buffer_of_value_[b.value] = static_cast<int>(i);
-    if (b.category == BufferCategory::kConstant && !b.external) constants_.push_back(static_cast<int>(i));
+    // A persistent value (SVDF state) starts as its constant, the initial state, as a constant does.
+    const bool loaded = b.category == BufferCategory::kConstant || b.category == BufferCategory::kPersistent;
+    if (loaded && !b.external && !b.alias_of) constants_.push_back(static_cast<int>(i));
   }
   std::stable_sort(constants_.begin(), constants_.end(), [&](int a, int b) {
     return live.buffers[static_cast<size_t>(a)].first_step < live.buffers[static_cast<size_t>(b)].first_step;
@@ -165,8 +167,9 @@ void ArenaBufferProvider::State::check_overlap(int buffer, int step) {
   }
 }
 
-// Copies constants that become live by `up_to_step` into their slots (arena and snapshot
-// alike: loading is not the node's write) and drops constants whose last step is past.
+// Copies constants and persistent values' initial states that become live by `up_to_step` into
+// their slots (arena and snapshot alike: loading is not the node's write) and drops constants
+// whose last step is past.
 void ArenaBufferProvider::State::load_constants(int up_to_step) {
   const Liveness& live = plan_.liveness;
   for (auto it = held_.begin(); it != held_.end();) {
@@ -185,8 +188,8 @@ void ArenaBufferProvider::State::load_constants(int up_to_step) {
     const Range r = planned_range(buffer);
     if (r.end > static_cast<int64_t>(storage_.size()) - kGuardBytes) {
       report(ArenaViolation::Kind::kNotPlanned, b.name,
-             fmt::format("constant '{}' at [{}, {}) lies past the arena's end ({} B)", b.name, r.begin - kGuardBytes,
-                         r.end - kGuardBytes, arena_bytes_));
+             fmt::format("{} '{}' at [{}, {}) lies past the arena's end ({} B)", to_string(b.category), b.name,
+                         r.begin - kGuardBytes, r.end - kGuardBytes, arena_bytes_));
       continue;
     }
     check_overlap(buffer, up_to_step);
