@@ -9,7 +9,7 @@ set -euo pipefail
 build_packages=(cmake g++ make libgtest-dev libgmock-dev libbenchmark-dev libonnx-dev libprotobuf-dev
   protobuf-compiler libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev libdnnl-dev
   ocl-icd-opencl-dev libflatbuffers-dev flatbuffers-compiler)
-test_packages=(libonnx-testdata python3-pyarmnn libarmnn-cpuref-backend22 clang libclang-rt-14-dev python3-onnx python3-numpy python3-torch
+test_packages=(libonnx-testdata python3-pyarmnn libarmnn-cpuref-backend22 python3-flatbuffers clang libclang-rt-14-dev python3-onnx python3-numpy python3-torch
   python3-torchvision chromium)
 
 want=("${build_packages[@]}")
