@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 #include "exact_progress.h"
@@ -144,8 +146,10 @@ void register_allocate(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   command->add_option("-o,--output", options->output, "write the solution CSV (with offsets) here");
   command->add_option("--json", options->json, "write the figures and the search statistics as JSON here");
-  command->add_option("--algorithm", options->algorithm, "naive, greedy or exact (exact starts from greedy)")
-      ->check(CLI::IsMember({"naive", "greedy", "exact"}))
+  std::vector<std::string> names;
+  for (const allocate::AlgorithmInfo& a : allocate::algorithms()) names.emplace_back(a.name);
+  command->add_option("--algorithm", options->algorithm, allocate::algorithm_choices() + " (exact starts from greedy)")
+      ->check(CLI::IsMember(names))
       ->capture_default_str();
   command->callback([options, &exit_code] {
     run_allocate(*options);

@@ -67,7 +67,7 @@ void run_plan(const PlanArgs& args, int& exit_code) {
   if (!args.tflite_path.empty() && model.format != ModelFormat::kTflite)
     fail("--emit-tflite: '{}' is not a TFLite model", args.model.path);
   const auto algorithm = allocate::parse_algorithm(args.algorithm);
-  if (!algorithm) fail("--algorithm '{}': expected naive, greedy or exact", args.algorithm);
+  if (!algorithm) fail("--algorithm '{}': expected {}", args.algorithm, allocate::algorithm_choices());
   PlacementOptions placement{.algorithm = *algorithm, .time_budget_seconds = args.time_budget};
   std::optional<ScheduleOptions> search;
   if (schedule_kind == ScheduleKind::kMemory) search = ScheduleOptions{.time_budget_seconds = args.schedule_budget};
@@ -139,7 +139,8 @@ void register_plan(CLI::App& app, int& exit_code) {
                       "write the TFLite model with the plan as TFLite Micro's OfflineMemoryAllocation metadata here");
   command->add_option("--csv", args->csv_path,
                       "write the placement problem and offsets as CSV (id,lower,upper,size,offset)");
-  command->add_option("--algorithm", args->algorithm, "placement: naive, greedy or exact")->capture_default_str();
+  command->add_option("--algorithm", args->algorithm, "placement: " + allocate::algorithm_choices())
+      ->capture_default_str();
   command->add_option("--time-budget", args->time_budget, "seconds the exact placement may search")
       ->check(finite_non_negative())
       ->capture_default_str();

@@ -55,26 +55,34 @@ class ExactPlanner final : public Planner {
   ExactOptions options_;
 };
 
-constexpr Algorithm kSequence[] = {Algorithm::kNaive, Algorithm::kGreedy, Algorithm::kExact};
+constexpr AlgorithmInfo kAlgorithms[] = {
+    {Algorithm::kNaive, "naive", "no reuse: every buffer its own bytes (the baseline)"},
+    {Algorithm::kGreedy, "greedy", "the greedy portfolio, best of its orders"},
+    {Algorithm::kExact, "exact", "the exact search, started from greedy's plan, within the time budget"},
+};
 
 }  // namespace
 
-std::string to_string(Algorithm algorithm) {
-  switch (algorithm) {
-    case Algorithm::kNaive:
-      return "naive";
-    case Algorithm::kGreedy:
-      return "greedy";
-    case Algorithm::kExact:
-      return "exact";
+std::span<const AlgorithmInfo> algorithms() { return kAlgorithms; }
+
+std::string algorithm_choices() {
+  std::string text;
+  for (size_t i = 0; i < std::size(kAlgorithms); ++i) {
+    if (i > 0) text += i + 1 == std::size(kAlgorithms) ? " or " : ", ";
+    text += kAlgorithms[i].name;
   }
+  return text;
+}
+
+std::string to_string(Algorithm algorithm) {
+  for (const AlgorithmInfo& a : kAlgorithms)
+    if (a.algorithm == algorithm) return std::string(a.name);
   ML_CHECK(false, "unknown algorithm");
 }
 
 std::optional<Algorithm> parse_algorithm(std::string_view name) {
-  for (const Algorithm a : kSequence) {
-    if (to_string(a) == name) return a;
-  }
+  for (const AlgorithmInfo& a : kAlgorithms)
+    if (a.name == name) return a.algorithm;
   return std::nullopt;
 }
 
@@ -112,9 +120,10 @@ Allocation allocate(const Problem& problem, const AllocateOptions& options) {
   allocation.bound = lower_bound(problem);
   allocation.capacity = options.exact.capacity;
   allocation.proven_bound = allocation.bound.bytes;
-  allocation.runs.reserve(std::size(kSequence));  // `best` points into it
+  allocation.runs.reserve(std::size(kAlgorithms));  // `best` points into it
   const Solution* best = nullptr;
-  for (const Algorithm algorithm : kSequence) {
+  for (const AlgorithmInfo& entry : kAlgorithms) {
+    const Algorithm algorithm = entry.algorithm;
     allocation.runs.push_back(make_planner(algorithm, options.exact)->plan(problem, best));
     const PlannerRun& run = allocation.runs.back();
     const std::optional<std::string> violation = find_violation(problem, run.solution);

@@ -1,7 +1,8 @@
 // The placement algorithms behind one interface, as TFLite Micro's memory planners are:
 // a Planner takes the problem and the best plan so far and returns a valid plan. A new
-// algorithm is one entry in Algorithm and one Planner class in planner.cpp (calling the
-// algorithm's own file pair), plus its test.
+// algorithm is one entry in Algorithm, one row of algorithms() and one Planner class in
+// planner.cpp (calling the algorithm's own file pair), plus its test; the command line
+// lists its choices from algorithms().
 //
 // allocate() runs the planners as a sequence — the no-reuse baseline, the greedy portfolio
 // started from nothing, the exact search started from greedy's plan — up to the algorithm
@@ -12,6 +13,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +25,16 @@
 namespace memledger::allocate {
 
 enum class Algorithm { kNaive, kGreedy, kExact };
+
+// The registry: every algorithm in the order allocate() runs them, its name and what it gives.
+struct AlgorithmInfo {
+  Algorithm algorithm;
+  std::string_view name;
+  std::string_view summary;
+};
+std::span<const AlgorithmInfo> algorithms();
+// The names as a sentence for help and error texts: "naive, greedy or exact".
+std::string algorithm_choices();
 
 std::string to_string(Algorithm algorithm);
 std::optional<Algorithm> parse_algorithm(std::string_view name);
