@@ -56,20 +56,20 @@ void OutputSet::protect_input(const fs::path& path) {
     input.inode = st.st_ino;
   }
   inputs_.push_back(input);
-  for (const Output& o : outputs_) check_output(o);
+  for (size_t i = 0; i < outputs_.size(); ++i) check_output(i);
 }
 
 OutputSet::Output* OutputSet::find(const fs::path& path) {
-  for (Output& o : outputs_)
-    if (o.path == path) return &o;
-  return nullptr;
+  const auto it = by_path_.find(path.string());
+  return it == by_path_.end() ? nullptr : &outputs_[it->second];
 }
 
-void OutputSet::check_output(const Output& o) const {
+OutputSet::Identity OutputSet::check_output(size_t index) const {
+  const Output& o = outputs_[index];
   const std::string name = named(o.flag, o.path);
   if (o.path.empty() || o.path.filename().empty() || o.path.filename() == "." || o.path.filename() == "..")
     fail("{}: names a folder, not a file", name);
-  const fs::path canonical = normalised(o.path);
+  Identity identity{.canonical = normalised(o.path).string()};
   struct stat st {};
   if (::lstat(o.path.c_str(), &st) == 0) {
     if (S_ISLNK(st.st_mode))
@@ -79,6 +79,8 @@ void OutputSet::check_output(const Output& o) const {
     for (const Input& in : inputs_)
       if (in.exists && in.device == st.st_dev && in.inode == st.st_ino)
         fail("{}: refusing to overwrite the input file {}", name, in.path.string());
+    identity.exists = true;
+    identity.file = {st.st_dev, st.st_ino};
   } else if (errno == ENOENT) {
     const fs::path folder = folder_of(o.path);
     struct stat fst {};
@@ -91,25 +93,32 @@ void OutputSet::check_output(const Output& o) const {
     fail("{}: cannot write: {}", name, std::strerror(errno));
   }
   for (const Input& in : inputs_)
-    if (in.path == canonical) fail("{}: refusing to overwrite the input file {}", name, in.path.string());
-  for (const Output& other : outputs_) {
-    if (&other == &o) break;
-    std::error_code ec;
-    if (normalised(other.path) == canonical || fs::equivalent(other.path, o.path, ec))
-      fail("{}: the same file as {}", name, named(other.flag, other.path));
-  }
+    if (in.path.string() == identity.canonical)
+      fail("{}: refusing to overwrite the input file {}", name, in.path.string());
+  const auto same = [&](size_t other) {
+    if (other != index) fail("{}: the same file as {}", name, named(outputs_[other].flag, outputs_[other].path));
+  };
+  if (const auto it = by_canonical_.find(identity.canonical); it != by_canonical_.end()) same(it->second);
+  if (identity.exists)
+    if (const auto it = by_file_.find(identity.file); it != by_file_.end()) same(it->second);
+  return identity;
 }
 
 void OutputSet::declare(const fs::path& path, std::string_view flag, bool create_folder) {
   ML_CHECK(!done_, "declare after commit");
   if (const Output* other = find(path)) fail("{}: the same file as {}", named(flag, path), named(other->flag, path));
   outputs_.push_back({.path = path, .temporary = {}, .flag = std::string(flag), .create_folder = create_folder});
+  Identity identity;
   try {
-    check_output(outputs_.back());
+    identity = check_output(outputs_.size() - 1);
   } catch (...) {
     outputs_.pop_back();
     throw;
   }
+  const size_t index = outputs_.size() - 1;
+  by_path_.emplace(path.string(), index);
+  by_canonical_.emplace(std::move(identity.canonical), index);
+  if (identity.exists) by_file_.emplace(identity.file, index);
 }
 
 void OutputSet::stage(const fs::path& path, std::string_view content, std::string_view flag) {
@@ -117,7 +126,7 @@ void OutputSet::stage(const fs::path& path, std::string_view content, std::strin
   if (!find(path)) declare(path, flag);
   Output& o = *find(path);
   ML_CHECK(o.temporary.empty(), "{} staged twice", path.string());
-  check_output(o);
+  check_output(static_cast<size_t>(&o - outputs_.data()));
   const std::string name = named(o.flag, o.path);
   const fs::path folder = folder_of(o.path);
   if (o.create_folder) {
@@ -153,8 +162,8 @@ void OutputSet::stage(const fs::path& path, std::string_view content, std::strin
 
 void OutputSet::commit() {
   ML_CHECK(!done_, "committed twice");
-  for (const Output& o : outputs_)
-    if (!o.temporary.empty()) check_output(o);
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    if (!outputs_[i].temporary.empty()) check_output(i);
   for (Output& o : outputs_) {
     if (o.temporary.empty()) continue;
     if (::rename(o.temporary.c_str(), o.path.c_str()) != 0) {

@@ -551,6 +551,7 @@ CASES = [
     C("plan_20000_outputs_brief", ["plan", "outputs.onnx", "--brief"], 0, ["outputs.onnx"], seconds=60),
     C("plan_20000_outputs_json", ["plan", "outputs.onnx", "--brief", "--json", "o.json"], 0, ["outputs.onnx"],
       new=["o.json"], seconds=20),
+    C("run_20000_outputs", ["run", "outputs.onnx"], 0, ["outputs.onnx"], seconds=20),
     C("plan_sim_huge_relu", ["plan", "huge_relu.onnx", "--sim", "--device", "dma_sim.toml", "--brief"], 3,
       ["huge_relu.onnx", "dma_sim.toml"], seconds=30),
     # allocate: one output set, its input protected, options range-checked

@@ -6,9 +6,13 @@
 // link, a directory or a special file (FIFO, device, socket).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace memledger {
@@ -52,11 +56,23 @@ class OutputSet {
     bool exists = false;
     uint64_t device = 0, inode = 0;
   };
-  void check_output(const Output& output) const;
+  // Where an output lands: its normalised path, and the file already there (if any).
+  struct Identity {
+    std::string canonical;
+    bool exists = false;
+    std::pair<uint64_t, uint64_t> file{};  // device, inode
+  };
+  // Checks outputs_[index] and returns where it lands; refuses another output landing there.
+  Identity check_output(size_t index) const;
   Output* find(const std::filesystem::path& path);
 
   std::vector<Input> inputs_;
   std::vector<Output> outputs_;
+  // Indexes into outputs_, so that a command with 10^4 outputs checks each in constant time:
+  // by the path as given, by normalised path, and by the existing file's device and inode.
+  std::unordered_map<std::string, size_t> by_path_;
+  std::unordered_map<std::string, size_t> by_canonical_;
+  std::map<std::pair<uint64_t, uint64_t>, size_t> by_file_;
   std::vector<std::filesystem::path> created_folders_;  // deepest last
   std::vector<std::filesystem::path> committed_;
   bool done_ = false;
