@@ -19,6 +19,27 @@ bool is_self_gate(const Node& gate) {
   return record && record->domain.empty() && known_gate(record->name);
 }
 
+std::optional<SelfGatedPair> match_self_gated(const Graph& g, const Node& mul) {
+  const OpRecord* record = find_op(mul);
+  if (!record || !record->is("", "Mul") || mul.inputs.size() != 2 || mul.outputs.size() != 1) return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    const ValueId s = mul.inputs[static_cast<size_t>(side)], x = mul.inputs[static_cast<size_t>(1 - side)];
+    if (!s.valid() || !x.valid() || s == x) continue;
+    const NodeId producer = g.value(s).producer;
+    if (!producer.valid()) continue;
+    const Node& gate = g.node(producer);
+    if (!is_self_gate(gate) || gate.inputs.size() != 1 || gate.inputs[0] != x || gate.outputs.size() != 1) continue;
+    const Value& xv = g.value(x);
+    const Value& y = g.value(mul.outputs[0]);
+    if (xv.dtype != DType::kFloat32 || g.value(s).shape != xv.shape || y.shape != xv.shape ||
+        y.dtype != DType::kFloat32)
+      continue;
+    if (g.is_graph_output(s) || g.consumers(s).size() != 1) continue;
+    return SelfGatedPair{.gate = producer, .x = 1 - side};
+  }
+  return std::nullopt;
+}
+
 Node self_gated_node(ValueId x, const Node& gate, ValueId y, const std::string& name) {
   Node node{.name = name,
             .op = std::string(kSelfGatedOp),

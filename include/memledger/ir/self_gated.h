@@ -5,6 +5,7 @@
 // reference kernel computes, times x, rounded once as Mul rounds (exec/activation_functions.h).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,15 @@ bool is_self_gated(const Node& node);
 
 // Whether `gate` (a node reading x) is one SelfGated computes: a Sigmoid or a HardSigmoid.
 bool is_self_gate(const Node& gate);
+
+// The pair y = Mul(x, gate(x)) that one SelfGated node computes: a Sigmoid or HardSigmoid of x
+// that only this Mul reads (not a graph output), x, the gate's output and y all float32 of one
+// shape. The one matcher of the pattern: fit's fusion and the fast kernels' swish both ask it.
+struct SelfGatedPair {
+  NodeId gate;
+  int x = -1;  // which of the Mul's two inputs is x
+};
+std::optional<SelfGatedPair> match_self_gated(const Graph& graph, const Node& mul);
 
 // The node y = SelfGated(x) for the pair Mul(x, gate(x)): attribute `gate` names the
 // gate's operator, its own attributes (HardSigmoid's alpha and beta) come along.

@@ -161,19 +161,8 @@ std::unique_ptr<PreparedNode> skipped_node() { return std::make_unique<SkippedNo
 // The input x of `mul` (0 or 1) when `mul` is a self-gated activation's Mul, x·gate(x), whose gate
 // (gated_product) only that Mul reads; else -1.
 int gated_input(const Graph& g, const Node& mul) {
-  if (mul.op != "Mul" || mul.inputs.size() != 2 || !mul.domain.empty() || mul.outputs.size() != 1) return -1;
-  for (int x = 0; x < 2; ++x) {
-    const ValueId xv = mul.inputs[static_cast<size_t>(x)], sv = mul.inputs[static_cast<size_t>(1 - x)];
-    if (!xv.valid() || !sv.valid() || xv == sv) continue;
-    const Value& s = g.value(sv);
-    if (!s.producer.valid() || g.is_graph_output(sv) || g.consumers(sv).size() != 1) continue;
-    const Node& gate = g.node(s.producer);
-    if (!gated_product(gate) || gate.inputs.size() != 1 || gate.inputs[0] != xv) continue;
-    const Value& xval = g.value(xv);
-    if (xval.dtype != DType::kFloat32 || s.shape != xval.shape || g.value(mul.outputs[0]).shape != xval.shape) continue;
-    return x;
-  }
-  return -1;
+  const std::optional<SelfGatedPair> pair = match_self_gated(g, mul);
+  return pair && gated_product(g.node(pair->gate)) ? pair->x : -1;
 }
 
 // y = x·gate(x) (a self-gated activation's Mul, input x = `x`) over the flat buffer of x: the
