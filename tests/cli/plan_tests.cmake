@@ -48,3 +48,7 @@ memledger_cli_test(plan.schedule_memory_arena_run
   ARGS run ${PLAN_ONNX}/randwire_ws_n10_s3.onnx --arena --device teaching --schedule memory
   OUTPUT "memory-aware order \\(exact-dp, optimal\\): peak-live [0-9]+ B against [0-9]+ B"
          "guard violations: 0" "outputs: bit-identical to the ordinary run")
+# An unknown placement algorithm: exit 2 listing the registry's names (plan/allocate/planner.h).
+memledger_cli_test(plan.unknown_algorithm
+  ARGS plan ${PLAN_ONNX}/conv_bn_relu.onnx --algorithm quantum
+  EXIT_CODE 2 OUTPUT "--algorithm 'quantum': expected naive, greedy or exact")

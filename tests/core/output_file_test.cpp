@@ -92,6 +92,29 @@ TEST_F(OutputSetTest, RefusesLinksSpecialFilesFoldersAndDuplicates) {
   EXPECT_EQ(read("model.onnx"), "M");
 }
 
+// Two outputs that are one existing file under two names (a hard link) are one output; so are
+// two spellings of one new path, however many outputs were declared before them.
+TEST_F(OutputSetTest, RefusesTwoNamesOfOneFile) {
+  write("a.json", "A");
+  fs::create_hard_link(at("a.json"), at("b.json"));
+  OutputSet outputs;
+  for (int i = 0; i < 100; ++i) outputs.declare(at("y" + std::to_string(i) + ".npy"), "--output-dir");
+  outputs.declare(at("a.json"), "--json");
+  try {
+    outputs.declare(at("b.json"), "--html");
+    FAIL() << "a hard link of an output was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the same file as --json"), std::string::npos) << e.what();
+  }
+  try {
+    outputs.declare(dir_ / "." / "y7.npy", "--csv");
+    FAIL() << "a second spelling of an output was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the same file as --output-dir"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read("a.json"), "A");
+}
+
 TEST_F(OutputSetTest, APredictableTemporaryNameIsNoDanger) {
   // The old scheme wrote OUT.partial, following a link planted there onto the input.
   write("in.onnx", "IN");

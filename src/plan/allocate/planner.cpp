@@ -55,11 +55,9 @@ class ExactPlanner final : public Planner {
   ExactOptions options_;
 };
 
+// The no-reuse baseline, the greedy portfolio from nothing, the exact search from greedy's plan.
 constexpr AlgorithmInfo kAlgorithms[] = {
-    {Algorithm::kNaive, "naive", "no reuse: every buffer its own bytes (the baseline)"},
-    {Algorithm::kGreedy, "greedy", "the greedy portfolio, best of its orders"},
-    {Algorithm::kExact, "exact", "the exact search, started from greedy's plan, within the time budget"},
-};
+    {Algorithm::kNaive, "naive"}, {Algorithm::kGreedy, "greedy"}, {Algorithm::kExact, "exact"}};
 
 }  // namespace
 

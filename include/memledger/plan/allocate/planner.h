@@ -26,11 +26,10 @@ namespace memledger::allocate {
 
 enum class Algorithm { kNaive, kGreedy, kExact };
 
-// The registry: every algorithm in the order allocate() runs them, its name and what it gives.
+// The registry: every algorithm by its name, in the order allocate() runs them.
 struct AlgorithmInfo {
   Algorithm algorithm;
   std::string_view name;
-  std::string_view summary;
 };
 std::span<const AlgorithmInfo> algorithms();
 // The names as a sentence for help and error texts: "naive, greedy or exact".
