@@ -97,7 +97,8 @@ std::vector<std::string> in_place_differences(const MemoryPlan& a, const MemoryP
   auto decisions = [](const MemoryPlan& p) {
     std::map<std::string, std::string> out;  // buffer → the buffer it is in place over, or ""
     for (const LiveBuffer& buffer : p.liveness.buffers)
-      out[buffer.name] = buffer.alias_of ? p.liveness.buffers[static_cast<size_t>(*buffer.alias_of)].name : "";
+      if (buffer.category != BufferCategory::kWorkspace)  // a kernel's own bytes: no decision to make
+        out[buffer.name] = buffer.alias_of ? p.liveness.buffers[static_cast<size_t>(*buffer.alias_of)].name : "";
     return out;
   };
   const auto da = decisions(a), db = decisions(b);

@@ -37,8 +37,16 @@ memledger_check_file(fit.mobilenet_v2_json ${FIT_DIR}/mobilenet_v2.json FIXTURES
 memledger_check_file(fit.mobilenet_v2_html ${FIT_DIR}/mobilenet_v2.html FIXTURES fit_mobilenet NEEDS ${FIT_MOBILENET}
   CONTAINS "<svg[^>]*id=\"arena\"" "id=\"peak-label\"")
 memledger_cli_test(run.arena_fit_mobilenet_v2 NEEDS ${FIT_MOBILENET}
-  ARGS run ${FIT_MOBILENET} --arena --fit --device mcu
+  ARGS run ${FIT_MOBILENET} --arena --fit --device mcu --kernels reference
   OUTPUT "fit plan on 'mcu': fits: arena" "in-place decisions: the same as the fit's plan" "guard violations: 0"
+         "untouched workspaces: 0" "outputs: bit-identical to the ordinary run \\(1 of 1\\)")
+# The fast kernels plan the fit's patched graph with their own contracts (oneDNN workspaces;
+# a depthwise Conv reading its input directly keeps no in-place promise) and run it
+# bit-identically to their ordinary run of the model.
+memledger_cli_test(run.arena_fit_fast_kernels_mobilenet_v2 NEEDS ${FIT_MOBILENET}
+  ARGS run ${FIT_MOBILENET} --arena --fit --device mcu --kernels fast
+  OUTPUT "fit plan on 'mcu': fits: arena" "in-place decisions: [0-9]+ differ from the fit's plan under the fast kernels' contracts"
+         "fast kernels, " "fast kernels' contracts: [1-9][0-9]* B of declared workspace" "guard violations: 0"
          "untouched workspaces: 0" "outputs: bit-identical to the ordinary run \\(1 of 1\\)")
 
 memledger_cli_test(fit.small_model_fits_at_once ARGS fit ${FIT_DATA}/conv_bn_relu.onnx --device teaching

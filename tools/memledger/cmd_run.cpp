@@ -4,7 +4,8 @@
 // --arena it also plans the model and runs it again inside the planned arena with guards
 // (exec/arena_run), which must give bit-identical outputs; with --fit the plan is the one
 // `memledger fit` finds for the device (fit/fit.h: reordered, in place, patched), and its
-// graph runs inside the arena against the ordinary run of the model itself. --kernels picks
+// graph runs inside the arena against the ordinary run of the model itself (with the fast
+// kernels, planned with their declared contracts). --kernels picks
 // the kernel set (fast: oneDNN where it takes a node), --threads its threads, --repeat times N runs.
 #include <fmt/format.h>
 
@@ -72,10 +73,8 @@ struct RunCommandOptions {
   int64_t max_memory = kDefaultMaxMemoryBytes;
 };
 
-// With --fit, both runs use the reference kernels: the fit's plan is sized by the op
-// table's contracts, which are theirs (the fast set declares oneDNN's scratchpads).
 ExecOptions exec_options(const RunCommandOptions& o) {
-  return {.kernels = o.fit ? KernelSet::kReference : *parse_kernel_set(o.kernels),
+  return {.kernels = *parse_kernel_set(o.kernels),
           .threads = o.threads,
           .prepack_weights = !o.no_prepack,
           .max_memory_bytes = o.max_memory};
@@ -177,14 +176,28 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
   std::optional<FitResult> fit;
   Graph reordered = model;
   MemoryPlan plan;
+  const ExecOptions exec = exec_options(o);
+  const bool reference_kernels = exec.kernels == KernelSet::kReference;
   if (o.fit) {
     fit = run_fit(model, given, o.fit_options, false);
-    // A quantized model's fit plan is already in its own bytes: the run uses that very plan.
-    plan = is_quantized_model(fit->graph) ? fit->plan : fit_arena_plan(*fit, given);
+    // The fit sizes its plan by the op table's contracts, the reference kernels' own: with
+    // them the run uses the fit's plan (a quantized model's is already in its own bytes).
+    // The fast kernels plan the fit's graph, order and in-place options with the contracts
+    // they declare (oneDNN's workspaces, the in-place promises each keeps), so the run
+    // proves that plan and says how it differs from the fit's.
+    if (reference_kernels)
+      plan = is_quantized_model(fit->graph) ? fit->plan : fit_arena_plan(*fit, given);
+    else
+      plan = plan_for_kernels(fit->graph, profile, exec, fit->plan_options);
     fmt::print("fit plan on '{}': {}\n", given.name, fit_verdict(*fit, given));
     const std::vector<std::string> differ = in_place_differences(fit->plan, plan);
     if (differ.empty()) fmt::print("  in-place decisions: the same as the fit's plan under '{}'\n", given.name);
-    for (const std::string& d : differ) fmt::print("  in-place decision differs with the model's dtypes: {}\n", d);
+    if (!differ.empty())
+      fmt::print("  in-place decisions: {} differ from the fit's plan {}\n", differ.size(),
+                 reference_kernels ? "with the model's dtypes" : "under the fast kernels' contracts");
+    constexpr size_t kShown = 5;
+    for (size_t i = 0; i < std::min(differ.size(), kShown); ++i) fmt::print("    {}\n", differ[i]);
+    if (differ.size() > kShown) fmt::print("    and {} more\n", differ.size() - kShown);
   } else {
     // A memory-aware order runs a reordered copy; its outputs must match the model order's.
     if (parse_flag("--schedule", [&] { return parse_schedule_kind(o.schedule); }) == ScheduleKind::kMemory) {
@@ -195,7 +208,6 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
     }
   }
   const Graph& graph = fit ? fit->graph : reordered;
-  const ExecOptions exec = exec_options(o);
   if (!fit) plan = plan_for_kernels(reordered, profile, exec);
   Executor executor(graph, exec);
   if (plan.arena_bytes > o.max_memory)
@@ -213,10 +225,21 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
     mode = fmt::format(" (float shadow: planned with the model's dtypes, not {})", dtype_name(*given.storage));
   fmt::print("arena run on '{}'{}: {} placement{}, {} kernels, {:.1f} ms\n", profile.name, mode, plan.algorithm,
              plan.optimal ? " (optimal)" : "", kernel_set_name(exec.kernels), ms);
-  if (fit)
+  if (fit) {
     fmt::print("  arena bytes {} {} the fit's planned bytes {}{}\n", plan.arena_bytes,
                plan.arena_bytes == fit->plan.arena_bytes ? "=" : "≠", fit->plan.arena_bytes,
                quantized || !given.storage ? "" : " (the float shadow's arena, not the planned figure)");
+    if (!reference_kernels) {
+      int64_t workspace = 0;
+      for (const KernelContract& c : plan.liveness.contracts) workspace += c.workspace_bytes;
+      fmt::print("  fast kernels' contracts: {} B of declared workspace over {} steps{}\n", workspace,
+                 plan.liveness.contracts.size(),
+                 quantized || !given.storage
+                     ? fmt::format(", arena {} the capacity of {} B",
+                                   plan.arena_bytes <= given.capacity_bytes ? "within" : "over", given.capacity_bytes)
+                     : "");
+    }
+  }
   fmt::print("  arena {} B, peak-live {} B, arena / peak-live {:.3f}, guards {} B at each end\n", r.arena_bytes,
              r.peak_live_bytes, r.ratio(), ArenaBufferProvider::kGuardBytes);
   fmt::print("  guard violations: {}\n", r.violations.size());
@@ -238,9 +261,11 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
     print_repeat("arena latency (planned offsets, no guards)", o.repeat,
                  [&] { executor.run_into(inputs, scratch, arena); });
   }
-  // The run proves the fit's plan only where it made the same in-place decisions.
-  return r.clean() && (!fit || in_place_differences(fit->plan, plan).empty()) &&
-         (!fit || !quantized || plan.arena_bytes == fit->plan.arena_bytes);
+  // With the reference kernels the run proves the fit's plan only where it made the same
+  // in-place decisions; with the fast ones it proves their own plan of the fit's graph.
+  if (!fit || !reference_kernels) return r.clean();
+  return r.clean() && in_place_differences(fit->plan, plan).empty() &&
+         (!quantized || plan.arena_bytes == fit->plan.arena_bytes);
 }
 
 void run_command(const RunCommandOptions& o, int& exit_code) {
@@ -394,7 +419,8 @@ void register_run(CLI::App& app, int& exit_code) {
   auto* fit =
       command->add_flag("--fit", options->fit,
                         "with --arena: run the plan `memledger fit` finds for --device (same --capacity, "
-                        "--patch, --inner-patch, --time-budget), its graph against the ordinary run of the model");
+                        "--patch, --inner-patch, --time-budget), its graph against the ordinary run of the model; "
+                        "the fast kernels plan that graph with their own contracts");
   fit->needs(arena)->excludes(schedule);
   add_fit_options(command, options->fit_options);
   for (const char* name : {"--capacity", "--patch", "--inner-patch", "--time-budget"})

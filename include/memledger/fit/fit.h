@@ -145,7 +145,8 @@ MemoryPlan fit_arena_plan(const FitResult& fit, const DeviceProfile& profile, co
 
 // Buffers whose in-place decision differs between two plans of the same graph (by name:
 // "'x': in place over 'y' in one, own storage in the other"); empty when they agree. The
-// arena run's plan keeps the model's dtypes, so sizes differ; the decisions should not.
+// arena run's plan keeps the model's dtypes, so sizes differ; the decisions should not. Workspaces
+// (a kernel's own bytes, declared by the kernel set) are no decision and are left out.
 std::vector<std::string> in_place_differences(const MemoryPlan& a, const MemoryPlan& b);
 
 // The PatchSpec of `ROWSxCOLS@VALUE`, VALUE a value of `graph` by name; an Error naming the
