@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "memledger/core/checked.h"
 #include "memledger/core/error.h"
 #include "memledger/device/tensor_layout.h"
 #include "memledger/ir/integer_node.h"
@@ -32,6 +33,12 @@ int Liveness::storage_of(int buffer) const {
   if (roots.size() == buffers.size()) return roots[static_cast<size_t>(buffer)];
   while (buffers[static_cast<size_t>(buffer)].alias_of) buffer = *buffers[static_cast<size_t>(buffer)].alias_of;
   return buffer;
+}
+
+int64_t Liveness::declared_workspace_bytes() const {
+  int64_t total = 0;
+  for (const KernelContract& c : contracts) total = checked_add(total, c.workspace_bytes, "declared workspace");
+  return total;
 }
 
 std::vector<std::pair<int, int>> Liveness::storage_intervals() const {

@@ -77,6 +77,8 @@ struct Liveness {
   // Per buffer that owns storage, the steps during which it or any of its aliases is
   // live; aliases get their root's interval too.
   std::vector<std::pair<int, int>> storage_intervals() const;
+  // The workspace bytes the steps' contracts declare, summed over the steps.
+  int64_t declared_workspace_bytes() const;
 };
 
 // The graph must verify; the execution order is the graph's own.

@@ -1,0 +1,41 @@
+// Proving a fit by running it: which plan `run --arena --fit` runs under a kernel set, how
+// it differs from the fit's, and when a clean arena run proves the fit's own plan.
+//
+// The fit sizes its plan by the op table's contracts, the reference kernels' own. With
+// those kernels the run takes the fit's plan with the model's dtypes (as the interpreter
+// computes in them; a quantized model's plan is already in its own bytes). The fast kernels
+// declare contracts of their own (oneDNN's workspaces, the in-place promises each keeps),
+// so they plan the fit's graph, order, patches and in-place options with those, and the
+// run proves that plan rather than the fit's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memledger/device/profile.h"
+#include "memledger/exec/arena_run.h"
+#include "memledger/exec/kernel_set.h"
+#include "memledger/fit/fit.h"
+#include "memledger/plan/memory_plan.h"
+
+namespace memledger {
+
+struct FitArenaPlan {
+  MemoryPlan plan;  // under the profile with the model's dtypes (with_model_dtypes)
+  KernelSet kernels = KernelSet::kReference;
+  // Against the fit's plan (in_place_differences): buffers whose in-place decision differs.
+  std::vector<std::string> in_place_differences;
+  int64_t declared_workspace_bytes = 0;  // the kernels' workspaces, summed over the steps
+};
+
+// `profile` is the one the fit ran under (with its storage dtype, if any).
+FitArenaPlan plan_fit_arena(const FitResult& fit, const DeviceProfile& profile, const ExecOptions& exec);
+
+// Whether the arena run `run` of `arena` proves what it was run for: with the fast kernels
+// their own plan of the fit's graph (a clean run); with the reference kernels the fit's
+// plan itself, so also the same in-place decisions and, for a quantized model (planned in
+// its own bytes either way), the same arena bytes.
+bool fit_arena_proved(const FitResult& fit, const FitArenaPlan& arena, const ArenaRunReport& run);
+
+}  // namespace memledger

@@ -1,0 +1,26 @@
+#include "memledger/verify/fit_arena.h"
+
+#include "memledger/ir/integer_node.h"
+
+namespace memledger {
+
+FitArenaPlan plan_fit_arena(const FitResult& fit, const DeviceProfile& profile, const ExecOptions& exec) {
+  FitArenaPlan out;
+  out.kernels = exec.kernels;
+  if (exec.kernels == KernelSet::kReference)
+    out.plan = is_quantized_model(fit.graph) ? fit.plan : fit_arena_plan(fit, profile);
+  else
+    out.plan = plan_for_kernels(fit.graph, with_model_dtypes(profile), exec, fit.plan_options);
+  out.in_place_differences = in_place_differences(fit.plan, out.plan);
+  out.declared_workspace_bytes = out.plan.liveness.declared_workspace_bytes();
+  return out;
+}
+
+bool fit_arena_proved(const FitResult& fit, const FitArenaPlan& arena, const ArenaRunReport& run) {
+  if (!run.clean()) return false;
+  if (arena.kernels != KernelSet::kReference) return true;
+  return arena.in_place_differences.empty() &&
+         (!is_quantized_model(fit.graph) || arena.plan.arena_bytes == fit.plan.arena_bytes);
+}
+
+}  // namespace memledger

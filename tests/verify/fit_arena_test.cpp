@@ -1,0 +1,61 @@
+// The plan that proves a fit (verify/fit_arena.h): with the reference kernels the fit's own
+// plan under the model's dtypes, proved only with the same in-place decisions; with the fast
+// kernels their own plan of the fit's graph, with the workspaces they declare, proved by a
+// clean run. A broken guard proves nothing under either set.
+#include "memledger/verify/fit_arena.h"
+
+#include <gtest/gtest.h>
+
+#include "memledger/exec/interpreter.h"
+#include "memledger/onnx/import.h"
+
+namespace memledger {
+namespace {
+
+struct FitArena : testing::Test {
+  Graph graph = import_onnx_file(MEMLEDGER_SOURCE_DIR "/tests/data/onnx/conv_bn_relu.onnx");
+  DeviceProfile mcu = builtin_profile("mcu");
+  FitResult fit = fit_model(graph, mcu);
+  std::vector<Tensor> inputs = random_inputs(graph, 5);
+};
+
+TEST_F(FitArena, TheReferenceKernelsRunTheFitsOwnPlan) {
+  const FitArenaPlan arena = plan_fit_arena(fit, mcu, {.kernels = KernelSet::kReference, .threads = 1});
+  const MemoryPlan expected = fit_arena_plan(fit, mcu);
+  EXPECT_EQ(arena.plan.offsets, expected.offsets);
+  EXPECT_EQ(arena.plan.arena_bytes, expected.arena_bytes);
+  EXPECT_TRUE(arena.in_place_differences.empty());
+  EXPECT_EQ(arena.declared_workspace_bytes, expected.liveness.declared_workspace_bytes());
+  EXPECT_GT(arena.declared_workspace_bytes, 0);  // the op table's Conv declares its im2col rows
+  const ArenaRunReport run = run_in_arena(fit.graph, arena.plan, inputs);
+  ASSERT_TRUE(run.clean());
+  EXPECT_TRUE(fit_arena_proved(fit, arena, run));
+
+  // The same run with a decision that differs from the fit's proves nothing about the fit.
+  FitArenaPlan differing = arena;
+  differing.in_place_differences.push_back("'y': own storage in one, in place over 'x' in the other");
+  EXPECT_FALSE(fit_arena_proved(fit, differing, run));
+}
+
+TEST_F(FitArena, TheFastKernelsRunTheirOwnPlanOfTheFitsGraph) {
+  const ExecOptions fast{.kernels = KernelSet::kFast, .threads = 1};
+  const FitArenaPlan arena = plan_fit_arena(fit, mcu, fast);
+  EXPECT_EQ(arena.kernels, KernelSet::kFast);
+  EXPECT_EQ(arena.plan.liveness.schedule, fit.plan.liveness.schedule);  // the fit's order
+  int64_t workspace = 0;
+  for (const KernelContract& c : arena.plan.liveness.contracts) workspace += c.workspace_bytes;
+  EXPECT_EQ(arena.declared_workspace_bytes, workspace);
+  const ArenaRunReport run = run_in_arena(fit.graph, arena.plan, inputs, fast);
+  ASSERT_TRUE(run.clean());
+  // Their plan is what the run proves, whatever its decisions against the fit's.
+  FitArenaPlan differing = arena;
+  differing.in_place_differences.push_back("'y': own storage in one, in place over 'x' in the other");
+  EXPECT_TRUE(fit_arena_proved(fit, differing, run));
+
+  ArenaRunReport broken = run;
+  broken.violations.push_back({.kind = ArenaViolation::Kind::kOverlapsLive, .node = "conv", .message = "made up"});
+  EXPECT_FALSE(fit_arena_proved(fit, arena, broken));
+}
+
+}  // namespace
+}  // namespace memledger
