@@ -154,8 +154,14 @@ constexpr OpRecord unary(std::string_view name) {
           .tile = T::kElementwise,
           .patch = PatchRule::kPointwise};
 }
+// An operator whose data operands may be swapped.
+constexpr OpRecord commutative(OpRecord r) {
+  r.commutative = true;
+  return r;
+}
 // An elementwise operator over broadcast operands; its output may take one of the first
 // `in_place` operands.
+
 constexpr OpRecord broadcasting(std::string_view name, int in_place = 2, int data_inputs = -1) {
   return {.name = name,
           .roles = R::kElementwise,
@@ -280,29 +286,30 @@ std::vector<OpRecord> make_table() {
   // Elementwise over broadcast operands.
   for (auto [op, value, kernel] :
        std::initializer_list<Valued>{{"Add", s::value_add, K::kBinary}, {"Mul", s::value_mul, K::kBinary}})
-    t.push_back(integer(fast(shaped(broadcasting(op), s::broadcast, value), kernel), kBinaryRequantizing));
+    t.push_back(integer(fast(shaped(commutative(broadcasting(op)), s::broadcast, value), kernel), kBinaryRequantizing));
   for (auto [op, value, kernel] : std::initializer_list<Valued>{
            {"Sub", s::value_sub, K::kBinary}, {"Div", s::value_div, K::kBinary}, {"Mod", s::value_mod}})
     t.push_back(fast(shaped(broadcasting(op), s::broadcast, value), kernel));
   for (std::string_view op : {"PRelu", "BitShift"}) t.push_back(shaped(broadcasting(op), s::broadcast));
-  for (auto [op, value, kernel] : std::initializer_list<Valued>{{"Equal", s::value_equal},
-                                                                {"Less", s::value_less},
+  // Comparisons and logic: the symmetric ones, then the orderings.
+  for (auto [op, value, kernel] : std::initializer_list<Valued>{
+           {"Equal", s::value_equal}, {"And", s::value_and}, {"Or", s::value_or}, {"Xor", s::value_xor}})
+    t.push_back(fast(shaped(commutative(broadcasting(op)), s::broadcast_bool, value), kernel));
+  for (auto [op, value, kernel] : std::initializer_list<Valued>{{"Less", s::value_less},
                                                                 {"Greater", s::value_greater},
                                                                 {"LessOrEqual", s::value_less_or_equal},
-                                                                {"GreaterOrEqual", s::value_greater_or_equal},
-                                                                {"And", s::value_and},
-                                                                {"Or", s::value_or},
-                                                                {"Xor", s::value_xor}})
+                                                                {"GreaterOrEqual", s::value_greater_or_equal}})
     t.push_back(fast(shaped(broadcasting(op), s::broadcast_bool, value), kernel));
   t.push_back(shaped(broadcasting("Pow", 1), s::broadcast));
   t.push_back(shaped(broadcasting("Where", 0, 3), s::where, s::value_where));
   for (auto [op, value, kernel] :
        std::initializer_list<Valued>{{"Max", s::value_max, K::kBinary}, {"Min", s::value_min, K::kBinary}})
-    t.push_back(
-        fast(shaped(with(broadcasting(op), [](OpRecord& r) { r.contract = variadic_contract; }), s::broadcast, value),
-             kernel));
+    t.push_back(fast(shaped(with(commutative(broadcasting(op)), [](OpRecord& r) { r.contract = variadic_contract; }),
+                            s::broadcast, value),
+                     kernel));
   for (std::string_view op : {"Sum", "Mean"})
-    t.push_back(shaped(with(broadcasting(op), [](OpRecord& r) { r.contract = variadic_contract; }), s::broadcast));
+    t.push_back(
+        shaped(with(commutative(broadcasting(op)), [](OpRecord& r) { r.contract = variadic_contract; }), s::broadcast));
   // Element by element, so patch by patch: the leading QuantizeLinear of an int8 model
   // opens its patched stage. A per-axis scale is 1-D: the patch rules read it as varying
   // over W and keep such a node out of a stage; per-tensor scalars broadcast.

@@ -139,8 +139,11 @@ struct OpRecord {
 
   // Axes.
   RoleRule roles = RoleRule::kNone;
-  int data_inputs = -1;              // leading inputs that share the output's axes; -1: all of them
-  bool broadcasts = false;           // numpy-style broadcasting among the data inputs
+  int data_inputs = -1;     // leading inputs that share the output's axes; -1: all of them
+  bool broadcasts = false;  // numpy-style broadcasting among the data inputs
+  // Its data operands may be swapped without changing the result (Add, Mul, Max, ...): a
+  // kernel that wants the full-shape operand first may put it there.
+  bool commutative = false;
   int channel_parameters_from = -1;  // channel-first ops: rank-1 inputs from here on are [C]
   WindowKind window = WindowKind::kNone;
   int weight_input = -1;            // a window operator's weights: [M, C/g, k...], or [C, M/g, k...] when transposed

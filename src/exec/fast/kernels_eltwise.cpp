@@ -2,10 +2,14 @@
 // buffer, and their fusion: an activation after a Conv is the Conv's post-op (the node then
 // forwards the Conv's output), a self-gated activation x·gate(x) (SiLU, hard-swish) runs as
 // one pass in its Mul (the gate's node does nothing). Which operator is which activation and
-// which binary algorithm is here; which operators are activations is the op table's.
+// which binary algorithm is here, in two tables; which operators are activations, and whose
+// operands commute, is the op table's.
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <limits>
-#include <map>
+#include <optional>
+#include <string_view>
 
 #include "exec/fast/kernel_common.h"
 #include "exec/fast/silu.h"
@@ -18,7 +22,8 @@ namespace {
 // output) is already activated.
 class ForwardNode : public PreparedNode {
  public:
-  ForwardNode(std::string op, int64_t bytes, int input) : op_(std::move(op)), bytes_(bytes), input_(input) {}
+  ForwardNode(std::string op, bool gated_mul, int64_t bytes, int input)
+      : op_(std::move(op)), gated_mul_(gated_mul), bytes_(bytes), input_(input) {}
   int64_t workspace_bytes() const override { return 0; }
   void run(KernelContext& ctx) override {
     const std::byte* from = ctx.in(static_cast<size_t>(input_)).data;
@@ -29,11 +34,12 @@ class ForwardNode : public PreparedNode {
   bool keeps_in_place_promise() const override { return true; }
   bool relies_on_fusion() const override { return true; }
   // The gate (a SiLU's Sigmoid) relies on its Mul: computed here, by the Conv.
-  bool fused() const override { return op_ == "Mul"; }
+  bool fused() const override { return gated_mul_; }
   int forwarded_input() const override { return input_; }
 
  private:
   std::string op_;
+  bool gated_mul_;  // a self-gated activation's Mul (not an activation node)
   int64_t bytes_;
   int input_;
 };
@@ -70,38 +76,92 @@ void append_activation(dnnl::post_ops& ops, const Activation& a) {
   if (a.clip_to_unit) ops.append_eltwise(1.0f, algorithm::eltwise_clip_v2, 0.0f, 1.0f);
 }
 
+namespace {
+
+// Which oneDNN eltwise algorithm computes each activation the op table marks for the fast
+// set (FastKernel::kActivation), with the node's own attributes.
+// A gate (ir/self_gated.h) also names the one algorithm its product x·gate(x) runs as, if any.
+using ActivationRule = Activation (*)(const Graph&, const Node&);
+using GatedRule = std::optional<Activation> (*)(const Node& gate);
+struct ActivationEntry {
+  std::string_view op;
+  ActivationRule rule;
+  GatedRule gated = nullptr;
+};
+const ActivationEntry kActivations[] = {
+    {"Relu", [](const Graph&, const Node&) { return Activation{algorithm::eltwise_relu}; }},
+    {"LeakyRelu",
+     [](const Graph&, const Node& n) {
+       return Activation{algorithm::eltwise_relu, n.float_attr("alpha", 0.01f)};
+     }},
+    {"Elu",
+     [](const Graph&, const Node& n) {
+       return Activation{algorithm::eltwise_elu, n.float_attr("alpha", 1.0f)};
+     }},
+    {"Sigmoid", [](const Graph&, const Node&) { return Activation{algorithm::eltwise_logistic}; },
+     [](const Node&) -> std::optional<Activation> {
+       return Activation{algorithm::eltwise_swish, 1.0f, 0.0f};
+     }},
+    {"Tanh", [](const Graph&, const Node&) { return Activation{algorithm::eltwise_tanh}; }},
+    {"Exp", [](const Graph&, const Node&) { return Activation{algorithm::eltwise_exp}; }},
+    {"Abs", [](const Graph&, const Node&) { return Activation{algorithm::eltwise_abs}; }},
+    {"Sqrt", [](const Graph&, const Node&) { return Activation{algorithm::eltwise_sqrt}; }},
+    {"Neg",
+     [](const Graph&, const Node&) {
+       return Activation{algorithm::eltwise_linear, -1.0f, 0.0f};
+     }},
+    {"HardSwish", [](const Graph&, const Node&) { return Activation{algorithm::eltwise_hardswish}; }},
+    // alpha·x + beta, then clipped to [0, 1]; as a gate, hard-swish with PyTorch's alpha 1/6
+    // and beta 1/2 (x·relu6(x + 3)/6, as torch.onnx writes nn.Hardswish below opset 14).
+    {"HardSigmoid",
+     [](const Graph&, const Node& n) {
+       return Activation{algorithm::eltwise_linear, n.float_attr("alpha", 0.2f), n.float_attr("beta", 0.5f), true};
+     },
+     [](const Node& gate) -> std::optional<Activation> {
+       if (gate.float_attr("alpha", 0.2f) == 1.0f / 6 && gate.float_attr("beta", 0.5f) == 0.5f)
+         return Activation{algorithm::eltwise_hardswish};
+       return std::nullopt;
+     }},
+    // The bounds are attributes below opset 11, optional constant inputs from it on.
+    {"Clip",
+     [](const Graph& g, const Node& n) {
+       const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+       if (g.opset < 11)
+         return Activation{algorithm::eltwise_clip_v2, n.float_attr("min", lo), n.float_attr("max", hi)};
+       return Activation{algorithm::eltwise_clip_v2, constant_scalar(g, n, 1, lo), constant_scalar(g, n, 2, hi)};
+     }},
+};
+
+// Which oneDNN binary algorithm computes each arithmetic operator the op table marks
+// FastKernel::kBinary (whether its operands may be swapped is the op table's).
+struct BinaryEntry {
+  std::string_view op;
+  algorithm alg;
+};
+constexpr BinaryEntry kBinaryOps[] = {{"Add", algorithm::binary_add}, {"Sub", algorithm::binary_sub},
+                                      {"Mul", algorithm::binary_mul}, {"Div", algorithm::binary_div},
+                                      {"Max", algorithm::binary_max}, {"Min", algorithm::binary_min}};
+
+const ActivationEntry* activation_entry(const Node& n) {
+  for (const ActivationEntry& e : kActivations)
+    if (e.op == n.op) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
 Activation activation_of(const Graph& g, const Node& n) {
-  const std::string& op = n.op;
-  if (op == "Relu") return {algorithm::eltwise_relu};
-  if (op == "LeakyRelu") return {algorithm::eltwise_relu, n.float_attr("alpha", 0.01f)};
-  if (op == "Elu") return {algorithm::eltwise_elu, n.float_attr("alpha", 1.0f)};
-  if (op == "Sigmoid") return {algorithm::eltwise_logistic};
-  if (op == "Tanh") return {algorithm::eltwise_tanh};
-  if (op == "Exp") return {algorithm::eltwise_exp};
-  if (op == "Abs") return {algorithm::eltwise_abs};
-  if (op == "Sqrt") return {algorithm::eltwise_sqrt};
-  if (op == "Neg") return {algorithm::eltwise_linear, -1.0f, 0.0f};
-  if (op == "HardSwish") return {algorithm::eltwise_hardswish};
-  if (op == "HardSigmoid")
-    return {algorithm::eltwise_linear, n.float_attr("alpha", 0.2f), n.float_attr("beta", 0.5f), true};
-  if (op == "Clip") {
-    const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
-    if (g.opset < 11) return {algorithm::eltwise_clip_v2, n.float_attr("min", lo), n.float_attr("max", hi)};
-    return {algorithm::eltwise_clip_v2, constant_scalar(g, n, 1, lo), constant_scalar(g, n, 2, hi)};
-  }
-  not_fast("no activation " + op);
+  const ActivationEntry* e = activation_entry(n);
+  if (!e) not_fast("no activation " + n.op);
+  return e->rule(g, n);
 }
 
 // The product x·gate(x) of a self-gated activation (ir/self_gated.h) as one oneDNN
-// algorithm: SiLU for a Sigmoid, hard-swish for a HardSigmoid with PyTorch's alpha 1/6 and
-// beta 1/2 (x·relu6(x + 3)/6, as torch.onnx writes nn.Hardswish below opset 14). Another
-// HardSigmoid has none: its Mul stays a Mul.
+// algorithm, as the gate's entry above names it; a gate without one keeps its Mul a Mul.
 std::optional<Activation> gated_product(const Node& gate) {
   if (!is_self_gate(gate)) return std::nullopt;
-  if (gate.op == "Sigmoid") return Activation{algorithm::eltwise_swish, 1.0f, 0.0f};
-  if (gate.float_attr("alpha", 0.2f) == 1.0f / 6 && gate.float_attr("beta", 0.5f) == 0.5f)
-    return Activation{algorithm::eltwise_hardswish};
-  return std::nullopt;
+  const ActivationEntry* e = activation_entry(gate);
+  return e && e->gated ? e->gated(gate) : std::nullopt;
 }
 
 PostOp fusable_activation(const Graph& g, const Node& conv) {
@@ -138,8 +198,10 @@ PostOp fusable_activation(const Graph& g, const Node& conv) {
 // The input of `node` (an activation or a self-gated activation's Mul) that a Conv's output with `node` as its
 // post-op is, or -1.
 int forwarded_input(const Graph& g, const Node& node) {
-  const int x = node.op == "Mul" ? gated_input(g, node) : 0;
-  if (x < 0 || node.inputs.size() <= static_cast<size_t>(x) || !node.inputs[static_cast<size_t>(x)].valid()) return -1;
+  // A self-gated activation's Mul forwards its x; an activation node its one input.
+  const int gated = gated_input(g, node);
+  const int x = gated >= 0 ? gated : 0;
+  if (node.inputs.size() <= static_cast<size_t>(x) || !node.inputs[static_cast<size_t>(x)].valid()) return -1;
   const NodeId producer = g.value(node.inputs[static_cast<size_t>(x)]).producer;
   if (!producer.valid()) return -1;
   return fusable_activation(g, g.node(producer)).node == &node ? x : -1;
@@ -153,7 +215,8 @@ const Node* fused_conv_of(const Graph& g, const Node& node) {
 
 std::unique_ptr<PreparedNode> forward_node(const Graph& g, const Node& n, int input) {
   const Value& in = in_value(g, n, static_cast<size_t>(input));
-  return std::make_unique<ForwardNode>(n.op, element_count(in.shape, in.name) * host_element_bytes(in.dtype), input);
+  return std::make_unique<ForwardNode>(n.op, gated_input(g, n) >= 0,
+                                       element_count(in.shape, in.name) * host_element_bytes(in.dtype), input);
 }
 
 std::unique_ptr<PreparedNode> skipped_node() { return std::make_unique<SkippedNode>(); }
@@ -196,17 +259,16 @@ void prepare_activation(DnnlNode& node, const Graph& g, const Node& n) {
 }
 
 void prepare_binary(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
-  static const std::map<std::string, std::pair<algorithm, bool>> ops{
-      {"Add", {algorithm::binary_add, true}}, {"Sub", {algorithm::binary_sub, false}},
-      {"Mul", {algorithm::binary_mul, true}}, {"Div", {algorithm::binary_div, false}},
-      {"Max", {algorithm::binary_max, true}}, {"Min", {algorithm::binary_min, true}}};
-  const auto op = ops.find(n.op);
-  if (op == ops.end() || n.inputs.size() != 2) not_fast("not a two-input arithmetic node");
+  const auto op =
+      std::find_if(std::begin(kBinaryOps), std::end(kBinaryOps), [&](const BinaryEntry& e) { return e.op == n.op; });
+  if (op == std::end(kBinaryOps) || n.inputs.size() != 2) not_fast("not a two-input arithmetic node");
+  const OpRecord* record = find_op(n, g.opset);
+  const bool commutative = record && record->commutative;
   const Value& yv = out_value(g, n);
   memory::dims y = all_f32_dims(yv);
   int first = 0, second = 1;
   if (in_value(g, n, 0).shape != yv.shape) {
-    if (!op->second.second || in_value(g, n, 1).shape != yv.shape) not_fast("input 0 is broadcast");
+    if (!commutative || in_value(g, n, 1).shape != yv.shape) not_fast("input 0 is broadcast");
     std::swap(first, second);
   }
   require_f32(in_value(g, n, static_cast<size_t>(first)));
@@ -218,7 +280,7 @@ void prepare_binary(DnnlNode& node, const Graph& g, const Node& n, const Prepare
   const memory src0 = node.input(first, act_desc(y, cl));
   const memory src1 = node.input(second, act_desc(b, cl));
   const memory dst = node.output(0, act_desc(y, cl));
-  const dnnl::binary::desc desc(op->second.first, src0.get_desc(), src1.get_desc(), dst.get_desc());
+  const dnnl::binary::desc desc(op->alg, src0.get_desc(), src1.get_desc(), dst.get_desc());
   const auto pd = usable(dnnl::binary::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()), false);
   Args args{{DNNL_ARG_SRC_0, src0}, {DNNL_ARG_SRC_1, src1}, {DNNL_ARG_DST, dst}};
   if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
