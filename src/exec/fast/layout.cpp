@@ -71,14 +71,21 @@ PreparedGraph prepare_graph(const Graph& graph, PrepareOptions options,
   for (ValueId v : graph.inputs()) row_major[static_cast<size_t>(v.index)] = 1;
   for (ValueId v : graph.outputs()) row_major[static_cast<size_t>(v.index)] = 1;
 
-  // A class is channels-last when none of its values must be row-major.
+  // A class is channels-last when none of its values must be row-major. Only values a node
+  // reads or writes have an order: a value no node touches (one an import rewrite left behind,
+  // the float output of a folded DequantizeLinear) is no activation and is not counted.
+  std::vector<uint8_t> touched(values, 0);
+  for (NodeId n : order)
+    for (const auto& list : {graph.node(n).inputs, graph.node(n).outputs})
+      for (ValueId v : list)
+        if (v.valid()) touched[static_cast<size_t>(v.index)] = 1;
   std::vector<uint8_t> class_row_major(values, 0);
   for (size_t v = 0; v < values; ++v) {
     const Value& value = graph.value(ValueId{static_cast<int32_t>(v)});
     if (row_major[v] || value.is_constant() || layout_neutral(value)) class_row_major[classes.find(v)] = 1;
   }
   out.channels_last.assign(values, 0);
-  for (size_t v = 0; v < values; ++v) out.channels_last[v] = class_row_major[classes.find(v)] ? 0 : 1;
+  for (size_t v = 0; v < values; ++v) out.channels_last[v] = touched[v] && !class_row_major[classes.find(v)] ? 1 : 0;
 
   // Prepare; a node oneDNN cannot take in the chosen order turns its classes row-major,
   // and every node touching them is prepared again.
