@@ -317,8 +317,7 @@ DeviceProfile resolve_device(const std::string& name_or_path) {
     if (name == name_or_path) return builtin_profile(name);
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::symlink_status(name_or_path, ec)))
-    fail("--device '{}': not a built-in profile ({}) and no such file", name_or_path,
-         fmt::join(builtin_profile_names(), ", "));
+    fail("'{}': not a built-in profile ({}) and no such file", name_or_path, fmt::join(builtin_profile_names(), ", "));
   return load_device_profile_file(name_or_path);
 }
 

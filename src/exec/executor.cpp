@@ -326,11 +326,10 @@ std::vector<Tensor> Executor::make_outputs() const {
     if (v.is_constant()) continue;
     bytes = checked_add(bytes, state_->bytes[id.index], "the graph's outputs");
     if (bytes > state_->options.max_memory_bytes)
-      fail(
-          "node {}: graph output '{}' needs {} B; with the other outputs that passes the memory limit of {} B "
-          "(--max-memory)",
-          v.producer.valid() ? state_->graph.node(v.producer).label() : std::string("-"), v.name,
-          state_->bytes[id.index], state_->options.max_memory_bytes);
+      fail_option(ErrorOption::kMemoryLimit,
+                  "node {}: graph output '{}' needs {} B; with the other outputs that passes the memory limit of {} B",
+                  v.producer.valid() ? state_->graph.node(v.producer).label() : std::string("-"), v.name,
+                  state_->bytes[id.index], state_->options.max_memory_bytes);
   }
   std::vector<Tensor> outputs;
   for (ValueId id : state_->graph.outputs()) {
@@ -372,9 +371,10 @@ void Executor::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
       live_bytes += bytes;
       return;
     }
-    fail("{}: {} needs {} B; with {} B already live that passes the memory limit of {} B (--max-memory)",
-         node ? "node " + node->label() : std::string("graph input"),
-         value ? "'" + value->name + "'" : std::string("its workspace"), bytes, live_bytes, s.options.max_memory_bytes);
+    fail_option(
+        ErrorOption::kMemoryLimit, "{}: {} needs {} B; with {} B already live that passes the memory limit of {} B",
+        node ? "node " + node->label() : std::string("graph input"),
+        value ? "'" + value->name + "'" : std::string("its workspace"), bytes, live_bytes, s.options.max_memory_bytes);
   };
   auto take = [&](ValueId v, const Node* node) {
     const Value& value = graph.value(v);

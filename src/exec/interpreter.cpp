@@ -60,7 +60,8 @@ int64_t graph_input_bytes(const Graph& graph) {
 std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed, int64_t max_bytes) {
   const int64_t bytes = graph_input_bytes(graph);
   if (bytes > max_bytes)
-    fail("the graph's inputs hold {} B, more than the memory limit of {} B (--max-memory)", bytes, max_bytes);
+    fail_option(ErrorOption::kMemoryLimit, "the graph's inputs hold {} B, more than the memory limit of {} B", bytes,
+                max_bytes);
   std::vector<Tensor> result;
   SplitMix rng{seed};
   for (ValueId id : graph.inputs()) {

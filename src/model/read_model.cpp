@@ -28,7 +28,8 @@ ModelFile read_model(const std::string& path, const ImportOptions& onnx) {
     return file;
   }
   if (!onnx.input_shapes.empty())
-    fail("{}: --input-shape applies to ONNX models; a TFLite model states every tensor's shape", path);
+    fail_option(ErrorOption::kInputShapes,
+                "{}: input shapes apply to ONNX models; a TFLite model states every tensor's shape", path);
   TfliteModel model = import_tflite_file(path);
   file.graph = std::move(model.graph);
   file.tensor_values = std::move(model.tensor_values);

@@ -18,13 +18,13 @@ TflmExport tflm_offline_plan(const Graph& graph, const MemoryPlan& plan, const s
     const Node& node = graph.node(n);
     if (node.domain != kTfliteDomain && node.domain != kTfliteCustomDomain)
       fail(
-          "--emit-tflite: the plan runs {} (a patch-based or rewritten stage), which TFLite Micro's offline plan "
+          "the plan runs {} (a patch-based or rewritten stage), which TFLite Micro's offline plan "
           "cannot express: TFLM runs the file's operators layer by layer; plan or fit without patches",
           node.label());
     if (previous.valid() && n < previous)
       fail(
-          "--emit-tflite: the plan runs {} before {}, another order than the file's; TFLM runs operators in the "
-          "file's order, so its offline plan cannot express this one (plan with --schedule model)",
+          "the plan runs {} before {}, another order than the file's; TFLM runs operators in the "
+          "file's order, so its offline plan cannot express this one (plan in the model's order)",
           node.label(), graph.node(previous).label());
     previous = n;
   }
@@ -49,7 +49,7 @@ TflmExport tflm_offline_plan(const Graph& graph, const MemoryPlan& plan, const s
         ML_CHECK(at >= 0 && at < std::max<int64_t>(plan.head_bytes, 1), "buffer '{}' at {} outside the head of {} B",
                  buffer.name, at, plan.head_bytes);
         if (at > std::numeric_limits<int32_t>::max())
-          fail("--emit-tflite: buffer '{}' at offset {} is beyond TFLM's int32 offsets", buffer.name, at);
+          fail("buffer '{}' at offset {} is beyond TFLM's int32 offsets", buffer.name, at);
         offset = static_cast<int32_t>(at);
       }
     }

@@ -160,7 +160,8 @@ void fix_input_shapes(GraphProto& graph, const ImportOptions& options) {
     if (!initializers.count(input.name())) names.push_back(input.name());
   for (const auto& [name, shape] : options.input_shapes)
     if (std::find(names.begin(), names.end(), name) == names.end())
-      fail("--input-shape names '{}', which is not a graph input (inputs: {})", name, fmt::join(names, ", "));
+      fail_option(ErrorOption::kInputShapes, "input shape for '{}': not a graph input (inputs: {})", name,
+                  fmt::join(names, ", "));
 
   for (auto& input : *graph.mutable_input()) {
     if (initializers.count(input.name())) continue;
@@ -171,26 +172,28 @@ void fix_input_shapes(GraphProto& graph, const ImportOptions& options) {
     if (it != options.input_shapes.end()) {
       const Shape& given = it->second;
       if (tensor_type->has_shape() && tensor_type->shape().dim_size() != static_cast<int>(given.size()))
-        fail("{}: --input-shape gives {} axes but the model declares {}", what, given.size(),
-             tensor_type->shape().dim_size());
+        fail_option(ErrorOption::kInputShapes, "{}: the input shape gives {} axes but the model declares {}", what,
+                    given.size(), tensor_type->shape().dim_size());
       if (tensor_type->has_shape())
         for (int a = 0; a < tensor_type->shape().dim_size(); ++a) {
           const auto& dim = tensor_type->shape().dim(a);
           if (dim.has_dim_value() && dim.dim_value() != given[static_cast<size_t>(a)])
-            fail("{}: --input-shape gives axis {} extent {} but the model declares {}", what, a,
-                 given[static_cast<size_t>(a)], dim.dim_value());
+            fail_option(ErrorOption::kInputShapes,
+                        "{}: the input shape gives axis {} extent {} but the model declares {}", what, a,
+                        given[static_cast<size_t>(a)], dim.dim_value());
         }
       auto* shape = tensor_type->mutable_shape();
       shape->clear_dim();
       for (int64_t d : given) shape->add_dim()->set_dim_value(d);
     }
     if (!tensor_type->has_shape())
-      fail("{} has no shape; give one with --input-shape {}=1x3x224x224", what, input.name());
+      fail_option(ErrorOption::kInputShapes, "{} has no shape; give it an input shape ({}=1x3x224x224)", what,
+                  input.name());
     for (int a = 0; a < tensor_type->shape().dim_size(); ++a) {
       const auto& dim = tensor_type->shape().dim(a);
       if (dim.has_dim_value() && dim.dim_value() >= 0) continue;
-      fail("{}: axis {} has no static extent{}; give one with --input-shape {}=...", what, a,
-           dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : "", input.name());
+      fail_option(ErrorOption::kInputShapes, "{}: axis {} has no static extent{}; give it an input shape ({}=...)",
+                  what, a, dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : "", input.name());
     }
   }
 }
@@ -577,7 +580,7 @@ Graph import_onnx_bytes(std::string_view bytes, const ImportOptions& options, co
     if (!model.has_graph()) fail("not an ONNX model: it has no graph");
     return build_graph(model, options, model_dir);
   } catch (const Error& e) {
-    throw Error(source + ": " + e.what(), e.code());
+    throw e.in_context(source);
   }
 }
 
@@ -605,13 +608,13 @@ Graph import_onnx_file(const std::string& path, const ImportOptions& options) {
     if (!model.has_graph()) fail("not an ONNX model: it has no graph");
     return build_graph(model, options, dir);
   } catch (const Error& e) {
-    throw Error(path + ": " + e.what(), e.code());
+    throw e.in_context(path);
   }
 }
 
 void add_input_shape(ImportOptions& options, const std::string& text) {
   const auto eq = text.rfind('=');
-  auto bad = [&] { fail("--input-shape '{}': expected NAME=1x3x224x224 with extents > 0", text); };
+  auto bad = [&] { fail("'{}': expected NAME=1x3x224x224 with extents > 0", text); };
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) bad();
   Shape shape;
   size_t start = eq + 1;
@@ -624,7 +627,8 @@ void add_input_shape(ImportOptions& options, const std::string& text) {
     start = end + 1;
   }
   const std::string name = text.substr(0, eq);
-  if (!options.input_shapes.emplace(name, shape).second) fail("--input-shape names '{}' twice", name);
+  if (!options.input_shapes.emplace(name, shape).second)
+    fail("'{}': an input shape for '{}' is given twice", text, name);
 }
 
 ShapeCrossCheck cross_check_shapes(const std::string& path, const ImportOptions& options) {

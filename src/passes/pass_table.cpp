@@ -68,7 +68,7 @@ std::vector<std::string> parse_pipeline(const std::string& list) {
     find_pass(item);
     names.push_back(item);
   }
-  if (names.empty()) fail("--passes '{}': no pass named", list);
+  if (names.empty()) fail("'{}': no pass named", list);
   return names;
 }
 

@@ -68,7 +68,7 @@ void append(std::string& text, fmt::format_string<Args...> format, Args&&... arg
 
 int64_t checked_i32(int64_t v, const char* what) {
   if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
-    fail("--emit-c: {} {} does not fit the header's int32_t fields", what, v);
+    fail("{} {} does not fit the C header's int32_t fields", what, v);
   return v;
 }
 

@@ -35,7 +35,7 @@ foreach(case
     "missing_initializer|node Conv 'conv': input 'w_missing' is not defined"
     "cycle|node Add 'add_a': input 'b' comes from node Relu 'relu_b', which depends on this node's output \\(a cycle\\)"
     "dangling_output|graph output 'nowhere' is not defined"
-    "dynamic_dims|graph input 'x': axis 0 has no static extent \\('N'\\). give one with --input-shape x="
+    "dynamic_dims|graph input 'x': axis 0 has no static extent \\('N'\\). give it an input shape \\(x="
     "overflow_shape|graph input: value 'x' of shape \\[1099511627776,1099511627776,16\\].*overflows"
     "opset6|opset 6 is not supported \\(memledger reads opsets 7 to 17\\)"
     "opset18|opset 18 is not supported"
@@ -52,3 +52,6 @@ memledger_cli_test(inspect_missing_file ARGS inspect no_such_model.onnx EXIT_COD
   OUTPUT "no_such_model.onnx: no such file")
 memledger_cli_test(inspect_bad_input_shape ARGS inspect ${ONNX_DATA}/bad_dynamic_dims.onnx --input-shape x=2xNx4
   EXIT_CODE 2 OUTPUT "--input-shape 'x=2xNx4': expected NAME=1x3x224x224")
+# The library names the input shape it refuses; the command line names the flag that gave it.
+memledger_cli_test(inspect_input_shape_names_its_flag ARGS inspect ${ONNX_DATA}/bad_dynamic_dims.onnx --input-shape z=1
+  EXIT_CODE 2 OUTPUT "memledger: error: --input-shape: [^\n]*bad_dynamic_dims.onnx: input shape for 'z': not a graph input \\(inputs: x\\)")

@@ -20,7 +20,7 @@ memledger_cli_test(tflite.wrong_identifier ARGS plan ${TFL}/bad_identifier.tflit
 memledger_check_file(tflite.wrong_identifier_writes_nothing ${CMAKE_CURRENT_BINARY_DIR}/bad_planned.tflite ABSENT)
 memledger_cli_test(tflite.truncated ARGS inspect ${TFL}/truncated.tflite EXIT_CODE 2 OUTPUT "truncated.tflite: .*does not verify")
 memledger_cli_test(tflite.input_shape_refused ARGS plan ${TFL}/hello_world_int8.tflite --input-shape x=1x1
-  EXIT_CODE 2 OUTPUT "--input-shape applies to ONNX models")
+  EXIT_CODE 2 OUTPUT "--input-shape: .*hello_world_int8.tflite: input shapes apply to ONNX models")
 memledger_cli_test(tflite.emit_tflite_needs_tflite
   ARGS plan ${PROJECT_SOURCE_DIR}/tests/data/onnx/affine_distinct.onnx --emit-tflite ${CMAKE_CURRENT_BINARY_DIR}/x.tflite
   EXIT_CODE 2 OUTPUT "--emit-tflite: .* is not a TFLite model")

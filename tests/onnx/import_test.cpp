@@ -240,8 +240,17 @@ TEST(OnnxImport, DynamicDimensionsNeedAShape) {
             std::string::npos);
   ImportOptions unknown;
   add_input_shape(unknown, "z=1");
-  EXPECT_NE(import_error("bad_dynamic_dims.onnx", unknown).find("'z', which is not a graph input (inputs: x)"),
+  EXPECT_NE(import_error("bad_dynamic_dims.onnx", unknown).find("input shape for 'z': not a graph input (inputs: x)"),
             std::string::npos);
+  // The message names the value, not a flag; the error names the option it came from, kept
+  // through the file's name put ahead of it (the command line names its flag by it).
+  try {
+    import_onnx_file(data_path("bad_dynamic_dims.onnx"), unknown);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.option(), ErrorOption::kInputShapes);
+    EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << e.what();
+  }
 }
 
 TEST(OnnxImport, InputShapeOptionIsParsedStrictly) {

@@ -218,7 +218,7 @@ void register_demo(CLI::App& app, int& /*exit_code*/) {
     if (!reports->html_path.empty()) outputs.declare(reports->html_path, "--html");
     if (!reports->json_path.empty()) outputs.declare(reports->json_path, "--json");
     if (!reports->compare_html_path.empty()) outputs.declare(reports->compare_html_path, "--compare-html");
-    const DeviceProfile profile = resolve_device(*device);
+    const DeviceProfile profile = device_from_flag(*device);
     fmt::print("memledger demo: the teaching example (DESIGN.md §5)\n");
     fmt::print("device: {}\n\n", describe_profile(profile));
     print_layout_story(profile);

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "device_option.h"
 #include "fit_options.h"
+#include "flag_errors.h"
 #include "memledger/core/error.h"
 #include "memledger/core/output_file.h"
 #include "memledger/model/tflm_plan.h"
@@ -34,7 +35,7 @@ void run_fit_command(const FitArgs& args, int& exit_code) {
   if (!args.html_path.empty()) outputs.declare(args.html_path, "--html");
   if (!args.c_header_path.empty()) outputs.declare(args.c_header_path, "--emit-c");
   if (!args.tflite_path.empty()) outputs.declare(args.tflite_path, "--emit-tflite");
-  const DeviceProfile profile = fit_profile(resolve_device(args.device), args.fit);
+  const DeviceProfile profile = fit_profile(device_from_flag(args.device), args.fit);
   const ModelFile model = load_model_file(args.model);
   if (!args.tflite_path.empty() && model.format != ModelFormat::kTflite)
     fail("--emit-tflite: '{}' is not a TFLite model", args.model.path);
@@ -50,13 +51,17 @@ void run_fit_command(const FitArgs& args, int& exit_code) {
     outputs.stage(args.html_path, plan_report_html(fit.graph, fit.plan, profile, args.model.path));
   if (!args.c_header_path.empty()) {
     const CHeaderPatches patches = fit.patches ? c_header_patches(*fit.patches) : CHeaderPatches{};
-    outputs.stage(args.c_header_path, plan_c_header(fit.graph, fit.plan, profile, args.model.path,
-                                                    {.patches = fit.patches ? &patches : nullptr}));
+    outputs.stage(args.c_header_path, for_flag("--emit-c", [&] {
+                    return plan_c_header(fit.graph, fit.plan, profile, args.model.path,
+                                         {.patches = fit.patches ? &patches : nullptr});
+                  }));
   }
   if (!args.tflite_path.empty()) {
     // TFLM runs the file's operators in the file's order: a patched or reordered plan is refused by name.
-    const TflmExport exported = tflm_offline_plan(fit.graph, fit.plan, model.tensor_values);
-    const std::vector<uint8_t> bytes = write_tflm_plan(args.model.path, exported);
+    const TflmExport exported =
+        for_flag("--emit-tflite", [&] { return tflm_offline_plan(fit.graph, fit.plan, model.tensor_values); });
+    const std::vector<uint8_t> bytes =
+        for_flag("--emit-tflite", [&] { return write_tflm_plan(args.model.path, exported); });
     fmt::print("\n{}", describe_tflm_export(exported));
     outputs.stage(args.tflite_path, std::string(bytes.begin(), bytes.end()));
   }

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "device_option.h"
+#include "flag_errors.h"
 #include "memledger/core/text.h"
 #include "memledger/model/read_model.h"
 #include "memledger/onnx/import.h"
@@ -25,9 +26,9 @@ struct InspectOptions {
 };
 
 void run_inspect(const InspectOptions& o) {
-  const DeviceProfile profile = resolve_device(o.device);
+  const DeviceProfile profile = device_from_flag(o.device);
   ImportOptions import_options;
-  for (const auto& text : o.input_shapes) add_input_shape(import_options, text);
+  for (const auto& text : o.input_shapes) parse_flag("--input-shape", [&] { add_input_shape(import_options, text); });
   import_options.input_layout_nhwc = o.input_layout == "NHWC";
   import_options.fold_quantized = !o.keep_qdq;
   Graph g = read_model(o.model, import_options).graph;

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "device_option.h"
+#include "flag_errors.h"
 #include "memledger/core/error.h"
 #include "memledger/core/output_file.h"
 #include "memledger/core/text.h"
@@ -40,10 +41,10 @@ void run_optimize(const OptimizeArgs& args, int& exit_code) {
   outputs.declare(args.output, "-o");
   if (!args.json_path.empty()) outputs.declare(args.json_path, "--json");
   if (!args.html_path.empty()) outputs.declare(args.html_path, "--html");
-  const DeviceProfile profile = resolve_device(args.device);
+  const DeviceProfile profile = device_from_flag(args.device);
   const Graph original = load_model(args.model);
   OptimizeOptions options;
-  if (!args.passes.empty()) options.passes = parse_pipeline(args.passes);
+  if (!args.passes.empty()) options.passes = parse_flag("--passes", [&] { return parse_pipeline(args.passes); });
   options.pass_options.approximate_tolerance = args.approximate;
   options.verify = {.seed = args.seed, .rtol = args.tolerance, .kernels = *parse_kernel_set(args.kernels)};
   if (args.dump) {

@@ -58,7 +58,7 @@ void run_plan(const PlanArgs& args, int& exit_code) {
   if (!args.html_path.empty()) outputs.declare(args.html_path, "--html");
   if (!args.c_header_path.empty()) outputs.declare(args.c_header_path, "--emit-c");
   if (!args.tflite_path.empty()) outputs.declare(args.tflite_path, "--emit-tflite");
-  const DeviceProfile profile = resolve_device(args.device);
+  const DeviceProfile profile = device_from_flag(args.device);
   if (!profile.banks.empty() && (!args.csv_path.empty() || !args.html_path.empty()))
     fail("{}: device '{}' has banks; the banked plan is in the text, --json and --emit-c outputs",
          args.csv_path.empty() ? "--html" : "--csv", profile.name);
@@ -105,10 +105,13 @@ void run_plan(const PlanArgs& args, int& exit_code) {
   if (!args.html_path.empty())
     outputs.stage(args.html_path, plan_report_html(graph, plan, profile, args.model.path, schedule));
   if (!args.c_header_path.empty())
-    outputs.stage(args.c_header_path, plan_c_header(graph, plan, profile, args.model.path));
+    outputs.stage(args.c_header_path,
+                  for_flag("--emit-c", [&] { return plan_c_header(graph, plan, profile, args.model.path); }));
   if (!args.tflite_path.empty()) {
-    const TflmExport exported = tflm_offline_plan(graph, plan, model.tensor_values);
-    const std::vector<uint8_t> bytes = write_tflm_plan(args.model.path, exported);
+    const TflmExport exported =
+        for_flag("--emit-tflite", [&] { return tflm_offline_plan(graph, plan, model.tensor_values); });
+    const std::vector<uint8_t> bytes =
+        for_flag("--emit-tflite", [&] { return write_tflm_plan(args.model.path, exported); });
     fmt::print("\n{}", describe_tflm_export(exported));
     outputs.stage(args.tflite_path, std::string(bytes.begin(), bytes.end()));
   }

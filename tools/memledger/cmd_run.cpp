@@ -39,6 +39,7 @@
 #include "memledger/onnx/tensor_file.h"
 #include "memledger/plan/memory_plan.h"
 #include "memledger/report/fit_report.h"
+#include "memledger/verify/fit_arena.h"
 #include "memledger/verify/verify.h"
 #include "model_options.h"
 #include "option_checks.h"
@@ -171,26 +172,21 @@ std::vector<Tensor> load_inputs(const Graph& graph, const RunCommandOptions& o, 
 // prints the verdict. False when a guard broke or an output differs.
 bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector<Tensor>& inputs,
                const std::vector<Tensor>& outputs) {
-  const DeviceProfile given = o.fit ? fit_profile(resolve_device(o.device), o.fit_options) : resolve_device(o.device);
+  const DeviceProfile given =
+      o.fit ? fit_profile(device_from_flag(o.device), o.fit_options) : device_from_flag(o.device);
   const DeviceProfile profile = with_model_dtypes(given);
   std::optional<FitResult> fit;
+  std::optional<FitArenaPlan> fit_arena;  // the plan that runs the fit (verify/fit_arena.h)
   Graph reordered = model;
   MemoryPlan plan;
   const ExecOptions exec = exec_options(o);
   const bool reference_kernels = exec.kernels == KernelSet::kReference;
   if (o.fit) {
     fit = run_fit(model, given, o.fit_options, false);
-    // The fit sizes its plan by the op table's contracts, the reference kernels' own: with
-    // them the run uses the fit's plan (a quantized model's is already in its own bytes).
-    // The fast kernels plan the fit's graph, order and in-place options with the contracts
-    // they declare (oneDNN's workspaces, the in-place promises each keeps), so the run
-    // proves that plan and says how it differs from the fit's.
-    if (reference_kernels)
-      plan = is_quantized_model(fit->graph) ? fit->plan : fit_arena_plan(*fit, given);
-    else
-      plan = plan_for_kernels(fit->graph, profile, exec, fit->plan_options);
+    fit_arena = plan_fit_arena(*fit, given, exec);
+    plan = fit_arena->plan;
     fmt::print("fit plan on '{}': {}\n", given.name, fit_verdict(*fit, given));
-    const std::vector<std::string> differ = in_place_differences(fit->plan, plan);
+    const std::vector<std::string>& differ = fit_arena->in_place_differences;
     if (differ.empty()) fmt::print("  in-place decisions: the same as the fit's plan under '{}'\n", given.name);
     if (!differ.empty())
       fmt::print("  in-place decisions: {} differ from the fit's plan {}\n", differ.size(),
@@ -230,10 +226,8 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
                plan.arena_bytes == fit->plan.arena_bytes ? "=" : "≠", fit->plan.arena_bytes,
                quantized || !given.storage ? "" : " (the float shadow's arena, not the planned figure)");
     if (!reference_kernels) {
-      int64_t workspace = 0;
-      for (const KernelContract& c : plan.liveness.contracts) workspace += c.workspace_bytes;
-      fmt::print("  fast kernels' contracts: {} B of declared workspace over {} steps{}\n", workspace,
-                 plan.liveness.contracts.size(),
+      fmt::print("  fast kernels' contracts: {} B of declared workspace over {} steps{}\n",
+                 fit_arena->declared_workspace_bytes, plan.liveness.contracts.size(),
                  quantized || !given.storage
                      ? fmt::format(", arena {} the capacity of {} B",
                                    plan.arena_bytes <= given.capacity_bytes ? "within" : "over", given.capacity_bytes)
@@ -261,11 +255,7 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
     print_repeat("arena latency (planned offsets, no guards)", o.repeat,
                  [&] { executor.run_into(inputs, scratch, arena); });
   }
-  // With the reference kernels the run proves the fit's plan only where it made the same
-  // in-place decisions; with the fast ones it proves their own plan of the fit's graph.
-  if (!fit || !reference_kernels) return r.clean();
-  return r.clean() && in_place_differences(fit->plan, plan).empty() &&
-         (!quantized || plan.arena_bytes == fit->plan.arena_bytes);
+  return fit ? fit_arena_proved(*fit, *fit_arena, r) : r.clean();
 }
 
 void run_command(const RunCommandOptions& o, int& exit_code) {

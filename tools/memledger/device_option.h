@@ -15,6 +15,9 @@ inline void add_device_option(CLI::App* command, std::string& device, const std:
       ->capture_default_str();
 }
 
+// The profile `--device` names; an Error naming the flag when there is none or its file is bad.
+DeviceProfile device_from_flag(const std::string& device);
+
 // Protects the profile file `--device` names (not a built-in name) from being an output.
 void protect_device_file(OutputSet& outputs, const std::string& device);
 

@@ -22,4 +22,18 @@ auto parse_flag(std::string_view flag, Parse&& parse) {
   }
 }
 
+// make(), with an Error's message prefixed by `flag` and a colon: for what a flag asks the
+// library to produce ("--emit-c: buffer 'x' at offset ... does not fit ...").
+template <typename Make>
+auto for_flag(std::string_view flag, Make&& make) {
+  try {
+    return std::forward<Make>(make)();
+  } catch (const Error& e) {
+    throw e.in_context(flag);
+  }
+}
+
+// The command-line flag a library option comes from (ErrorOption), or empty.
+std::string_view flag_of(ErrorOption option);
+
 }  // namespace memledger::cli

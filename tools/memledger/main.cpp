@@ -2,8 +2,11 @@
 // Errors from the library arrive here as memledger::Error and leave as exit codes.
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <string_view>
 
 #include "commands.h"
+#include "flag_errors.h"
 #include "memledger/core/error.h"
 #include "memledger/core/text.h"
 #include "memledger/version.h"
@@ -28,8 +31,11 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : static_cast<int>(memledger::ExitCode::kBadInput);
   } catch (const memledger::Error& e) {
     std::fflush(stdout);
+    // The library names the option a refused value came from; the flag that set it is ours.
+    const std::string_view flag = memledger::cli::flag_of(e.option());
+    const std::string message = flag.empty() ? std::string(e.what()) : fmt::format("{}: {}", flag, e.what());
     // Names in messages come from files: control characters are printed escaped.
-    std::fprintf(stderr, "memledger: error: %s\n", memledger::escape_for_terminal(e.what()).c_str());
+    std::fprintf(stderr, "memledger: error: %s\n", memledger::escape_for_terminal(message).c_str());
     return static_cast<int>(e.code());
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "memledger: error: out of memory\n");

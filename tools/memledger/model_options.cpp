@@ -1,5 +1,7 @@
 #include "model_options.h"
 
+#include "flag_errors.h"
+
 #include "memledger/model/read_model.h"
 #include "memledger/onnx/external_data.h"
 #include "memledger/passes/fold_constants.h"
@@ -19,7 +21,7 @@ void add_model_options(CLI::App* command, ModelOptions& options) {
 
 ModelFile load_model_file(const ModelOptions& options) {
   ImportOptions import;
-  for (const auto& text : options.input_shapes) add_input_shape(import, text);
+  for (const auto& text : options.input_shapes) parse_flag("--input-shape", [&] { add_input_shape(import, text); });
   import.input_layout_nhwc = options.input_layout == "NHWC";
   import.fold_quantized = !options.keep_qdq;
   ModelFile file = read_model(options.path, import);

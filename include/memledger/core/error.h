@@ -5,8 +5,10 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace memledger {
 
@@ -18,20 +20,41 @@ enum class ExitCode : int {
   kVerificationFailed = 4  // a verification found different numbers
 };
 
+// The library option a refused value came from, for values that reach the library as
+// options rather than as text it parses. Library messages name values, never a command-line
+// flag (issue 34): a front end that read the option from a flag names the flag by this.
+enum class ErrorOption : uint8_t {
+  kNone,
+  kMemoryLimit,  // ExecOptions::max_memory_bytes
+  kInputShapes,  // ImportOptions::input_shapes
+};
+
 class Error : public std::runtime_error {
  public:
-  explicit Error(std::string message, ExitCode code = ExitCode::kBadInput)
-      : std::runtime_error(std::move(message)), code_(code) {}
+  explicit Error(std::string message, ExitCode code = ExitCode::kBadInput, ErrorOption option = ErrorOption::kNone)
+      : std::runtime_error(std::move(message)), code_(code), option_(option) {}
   ExitCode code() const { return code_; }
+  ErrorOption option() const { return option_; }
+  // The same error with `context` ahead of its message ("model.onnx: ...").
+  Error in_context(std::string_view context) const {
+    return Error(fmt::format("{}: {}", context, what()), code_, option_);
+  }
 
  private:
   ExitCode code_;
+  ErrorOption option_;
 };
 
 // Throws a bad-input Error with a formatted message.
 template <typename... Args>
 [[noreturn]] void fail(fmt::format_string<Args...> format, Args&&... args) {
   throw Error(fmt::format(format, std::forward<Args>(args)...));
+}
+
+// The same, refusing the value of a library option.
+template <typename... Args>
+[[noreturn]] void fail_option(ErrorOption option, fmt::format_string<Args...> format, Args&&... args) {
+  throw Error(fmt::format(format, std::forward<Args>(args)...), ExitCode::kBadInput, option);
 }
 
 [[noreturn]] void internal_failure(const char* file, int line, const char* condition, const std::string& detail);
