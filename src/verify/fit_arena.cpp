@@ -16,6 +16,19 @@ FitArenaPlan plan_fit_arena(const FitResult& fit, const DeviceProfile& profile, 
   return out;
 }
 
+FitArenaReference fit_arena_reference(const FitArenaPlan& arena, Executor& executor, const std::vector<Tensor>& inputs,
+                                      const std::vector<Tensor>& model_outputs) {
+  FitArenaReference out;
+  if (arena.kernels == KernelSet::kReference) {
+    out.outputs = model_outputs;
+    return out;
+  }
+  out.outputs = executor.run(inputs);
+  for (size_t i = 0; i < out.outputs.size() && i < model_outputs.size(); ++i)
+    out.patched_difference.push_back(compare_tensors(out.outputs[i], model_outputs[i], 0, 0));
+  return out;
+}
+
 bool fit_arena_proved(const FitResult& fit, const FitArenaPlan& arena, const ArenaRunReport& run) {
   if (!run.clean()) return false;
   if (arena.kernels != KernelSet::kReference) return true;

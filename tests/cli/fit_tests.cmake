@@ -47,7 +47,8 @@ memledger_cli_test(run.arena_fit_fast_kernels_mobilenet_v2 NEEDS ${FIT_MOBILENET
   ARGS run ${FIT_MOBILENET} --arena --fit --device mcu --kernels fast
   OUTPUT "fit plan on 'mcu': fits: arena" "in-place decisions: [0-9]+ differ from the fit's plan under the fast kernels' contracts"
          "fast kernels, " "fast kernels' contracts: [1-9][0-9]* B of declared workspace" "guard violations: 0"
-         "untouched workspaces: 0" "outputs: bit-identical to the ordinary run \\(1 of 1\\)")
+         "the fit's graph against the model, fast kernels: output 'logits' "
+         "untouched workspaces: 0" "outputs: bit-identical to the ordinary run of the fit's graph \\(1 of 1\\)")
 
 memledger_cli_test(fit.small_model_fits_at_once ARGS fit ${FIT_DATA}/conv_bn_relu.onnx --device teaching
   OUTPUT "layer by layer .* kept, fits" "fits: arena 4[.]27 KiB \\(4368 B\\) within 32[.]00 KiB" NOT_OUTPUT "patches")
@@ -95,6 +96,6 @@ memledger_check_file(fit.nested_json ${FIT_DIR}/nested.json FIXTURES fit_nested 
   CONTAINS "\"step\": \"patches of patches\"" "\"inner\": [{]" "\"split\": \"/features/features.4/conv/conv.2/Conv_output_0\"")
 memledger_cli_test(run.arena_fit_nested NEEDS ${FIT_MOBILENET} ARGS run ${FIT_MOBILENET} --arena --fit ${FIT_NESTED}
   OUTPUT "fit plan on 'mcu': fits: arena 147[.]00 KiB" "guard violations: 0" "untouched workspaces: 0"
-         "outputs: bit-identical to the ordinary run \\(1 of 1\\)")
+         "outputs: bit-identical to the ordinary run of the fit's graph \\(1 of 1\\)")
 memledger_cli_test(fit.inner_patch_needs_patch ARGS fit ${FIT_DATA}/conv_bn_relu.onnx --device teaching --inner-patch 2x2@r
   EXIT_CODE 2 OUTPUT "--inner-patch requires --patch")

@@ -552,6 +552,9 @@ CASES = [
     C("plan_20000_outputs_json", ["plan", "outputs.onnx", "--brief", "--json", "o.json"], 0, ["outputs.onnx"],
       new=["o.json"], seconds=20),
     C("run_20000_outputs", ["run", "outputs.onnx"], 0, ["outputs.onnx"], seconds=20),
+    # Each output written as its own file: 20 000 files created, written, checked and renamed.
+    C("run_20000_outputs_output_dir", ["run", "outputs.onnx", "--output-dir", "outs"], 0, ["outputs.onnx"],
+      new=["outs"] + [f"outs/y{i}.npy" for i in range(20_000)], seconds=20),
     C("plan_sim_huge_relu", ["plan", "huge_relu.onnx", "--sim", "--device", "dma_sim.toml", "--brief"], 3,
       ["huge_relu.onnx", "dma_sim.toml"], seconds=30),
     # allocate: one output set, its input protected, options range-checked

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "memledger/exec/executor.h"
 #include "memledger/exec/interpreter.h"
 #include "memledger/onnx/import.h"
 
@@ -29,6 +32,13 @@ TEST_F(FitArena, TheReferenceKernelsRunTheFitsOwnPlan) {
   EXPECT_GT(arena.declared_workspace_bytes, 0);  // the op table's Conv declares its im2col rows
   const ArenaRunReport run = run_in_arena(fit.graph, arena.plan, inputs);
   ASSERT_TRUE(run.clean());
+  // Compared with the model's own outputs.
+  const std::vector<Tensor> model_outputs = run_graph(graph, inputs, {.kernels = KernelSet::kReference});
+  Executor executor(fit.graph, {.kernels = KernelSet::kReference, .threads = 1});
+  const FitArenaReference compared = fit_arena_reference(arena, executor, inputs, model_outputs);
+  ASSERT_EQ(compared.outputs.size(), model_outputs.size());
+  EXPECT_TRUE(std::ranges::equal(compared.outputs[0].bytes(), model_outputs[0].bytes()));
+  EXPECT_TRUE(compared.patched_difference.empty());
   EXPECT_TRUE(fit_arena_proved(fit, arena, run));
 
   // The same run with a decision that differs from the fit's proves nothing about the fit.
@@ -47,6 +57,15 @@ TEST_F(FitArena, TheFastKernelsRunTheirOwnPlanOfTheFitsGraph) {
   EXPECT_EQ(arena.declared_workspace_bytes, workspace);
   const ArenaRunReport run = run_in_arena(fit.graph, arena.plan, inputs, fast);
   ASSERT_TRUE(run.clean());
+  // Compared with their own ordinary run of the fit's graph, and that with the model's: the
+  // model fits without patches, so the two graphs are one and agree to the bit.
+  const std::vector<Tensor> model_outputs = run_graph(graph, inputs, {.kernels = KernelSet::kFast});
+  Executor executor(fit.graph, fast);
+  const FitArenaReference compared = fit_arena_reference(arena, executor, inputs, model_outputs);
+  ASSERT_EQ(compared.patched_difference.size(), model_outputs.size());
+  EXPECT_EQ(compared.patched_difference[0].max_abs, 0);
+  EXPECT_EQ(compared.patched_difference[0].mismatches, 0);
+  EXPECT_FALSE(fit.patches.has_value());
   // Their plan is what the run proves, whatever its decisions against the fit's.
   FitArenaPlan differing = arena;
   differing.in_place_differences.push_back("'y': own storage in one, in place over 'x' in the other");

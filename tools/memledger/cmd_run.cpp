@@ -208,8 +208,18 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
   Executor executor(graph, exec);
   if (plan.arena_bytes > o.max_memory)
     fail("the arena of {} B is more than the memory limit of {} B (--max-memory)", plan.arena_bytes, o.max_memory);
+  // The fast kernels' arena run is compared with their ordinary run of the fit's graph, whose
+  // difference from the model's outputs is printed (verify/fit_arena.h).
+  const FitArenaReference compared_with =
+      fit ? fit_arena_reference(*fit_arena, executor, inputs, outputs) : FitArenaReference{.outputs = outputs};
+  for (size_t i = 0; i < compared_with.patched_difference.size(); ++i)
+    fmt::print("  the fit's graph against the model, {} kernels: output '{}' {}\n", kernel_set_name(exec.kernels),
+               graph.value(graph.outputs()[i]).name,
+               compared_with.patched_difference[i].max_abs == 0 && compared_with.patched_difference[i].mismatches == 0
+                   ? std::string("bit-identical")
+                   : compared_with.patched_difference[i].describe());
   const auto start = std::chrono::steady_clock::now();
-  const ArenaRunReport r = run_in_arena(executor, graph, plan, inputs, outputs);
+  const ArenaRunReport r = run_in_arena(executor, graph, plan, inputs, compared_with.outputs);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   // A quantized model is planned in its own integer bytes under any profile (plan/liveness);
   // a float model under an int8 profile runs as a float shadow of the planned figure.
@@ -245,9 +255,11 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
     for (const std::string& name : r.untouched_workspaces) fmt::print("    {}\n", name);
   }
   if (!r.failure.empty()) fmt::print("  the arena run stopped: {}\n", r.failure);
+  const std::string ordinary =
+      compared_with.patched_difference.empty() ? "the ordinary run" : "the ordinary run of the fit's graph";
   if (r.failure.empty() && r.differing_outputs.empty())
-    fmt::print("  outputs: bit-identical to the ordinary run ({} of {})\n", outputs.size(), outputs.size());
-  for (const std::string& d : r.differing_outputs) fmt::print("  output {} from the ordinary run\n", d);
+    fmt::print("  outputs: bit-identical to {} ({} of {})\n", ordinary, outputs.size(), outputs.size());
+  for (const std::string& d : r.differing_outputs) fmt::print("  output {} from {}\n", d, ordinary);
   if (o.repeat > 0 && r.clean()) {
     // The same kernels at the same planned offsets, without the guard checks.
     PlannedArena arena(graph, plan);

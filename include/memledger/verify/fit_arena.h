@@ -13,8 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "memledger/core/tensor.h"
 #include "memledger/device/profile.h"
 #include "memledger/exec/arena_run.h"
+#include "memledger/exec/compare.h"
+#include "memledger/exec/executor.h"
 #include "memledger/exec/kernel_set.h"
 #include "memledger/fit/fit.h"
 #include "memledger/plan/memory_plan.h"
@@ -28,6 +31,20 @@ struct FitArenaPlan {
   std::vector<std::string> in_place_differences;
   int64_t declared_workspace_bytes = 0;  // the kernels' workspaces, summed over the steps
 };
+
+// What the arena run of a fit is compared with. With the reference kernels, the model's own
+// outputs: a patch computes the same bits as the whole there, so a clean run proves the fit
+// keeps the model's numbers. With the fast kernels, the ordinary run of the fit's graph with
+// them: oneDNN picks a convolution's blocking by its size, so a patched graph may round
+// differently from the whole model (under an AVX2 cap, most of mobilenet_v2's logits, by about
+// 1e-6); how far it is from the model's outputs is `patched_difference`, one per output.
+struct FitArenaReference {
+  std::vector<Tensor> outputs;
+  std::vector<TensorDifference> patched_difference;  // fast kernels only: the fit's graph against the model
+};
+// `executor` runs the fit's graph with the arena's kernels.
+FitArenaReference fit_arena_reference(const FitArenaPlan& arena, Executor& executor, const std::vector<Tensor>& inputs,
+                                      const std::vector<Tensor>& model_outputs);
 
 // `profile` is the one the fit ran under (with its storage dtype, if any).
 FitArenaPlan plan_fit_arena(const FitResult& fit, const DeviceProfile& profile, const ExecOptions& exec);
