@@ -38,6 +38,7 @@
 #include "memledger/onnx/import.h"
 #include "memledger/onnx/tensor_file.h"
 #include "memledger/plan/memory_plan.h"
+#include "memledger/report/arena_report.h"
 #include "memledger/report/fit_report.h"
 #include "memledger/verify/fit_arena.h"
 #include "memledger/verify/verify.h"
@@ -180,20 +181,10 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
   Graph reordered = model;
   MemoryPlan plan;
   const ExecOptions exec = exec_options(o);
-  const bool reference_kernels = exec.kernels == KernelSet::kReference;
   if (o.fit) {
     fit = run_fit(model, given, o.fit_options, false);
     fit_arena = plan_fit_arena(*fit, given, exec);
     plan = fit_arena->plan;
-    fmt::print("fit plan on '{}': {}\n", given.name, fit_verdict(*fit, given));
-    const std::vector<std::string>& differ = fit_arena->in_place_differences;
-    if (differ.empty()) fmt::print("  in-place decisions: the same as the fit's plan under '{}'\n", given.name);
-    if (!differ.empty())
-      fmt::print("  in-place decisions: {} differ from the fit's plan {}\n", differ.size(),
-                 reference_kernels ? "with the model's dtypes" : "under the fast kernels' contracts");
-    constexpr size_t kShown = 5;
-    for (size_t i = 0; i < std::min(differ.size(), kShown); ++i) fmt::print("    {}\n", differ[i]);
-    if (differ.size() > kShown) fmt::print("    and {} more\n", differ.size() - kShown);
   } else {
     // A memory-aware order runs a reordered copy; its outputs must match the model order's.
     if (parse_flag("--schedule", [&] { return parse_schedule_kind(o.schedule); }) == ScheduleKind::kMemory) {
@@ -208,58 +199,21 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
   Executor executor(graph, exec);
   if (plan.arena_bytes > o.max_memory)
     fail("the arena of {} B is more than the memory limit of {} B (--max-memory)", plan.arena_bytes, o.max_memory);
-  // The fast kernels' arena run is compared with their ordinary run of the fit's graph, whose
-  // difference from the model's outputs is printed (verify/fit_arena.h).
+  // The fast kernels' arena run of a fit is compared with their ordinary run of the fit's
+  // graph, whose difference from the model's outputs the report prints (verify/fit_arena.h).
   const FitArenaReference compared_with =
       fit ? fit_arena_reference(*fit_arena, executor, inputs, outputs) : FitArenaReference{.outputs = outputs};
-  for (size_t i = 0; i < compared_with.patched_difference.size(); ++i)
-    fmt::print("  the fit's graph against the model, {} kernels: output '{}' {}\n", kernel_set_name(exec.kernels),
-               graph.value(graph.outputs()[i]).name,
-               compared_with.patched_difference[i].max_abs == 0 && compared_with.patched_difference[i].mismatches == 0
-                   ? std::string("bit-identical")
-                   : compared_with.patched_difference[i].describe());
   const auto start = std::chrono::steady_clock::now();
   const ArenaRunReport r = run_in_arena(executor, graph, plan, inputs, compared_with.outputs);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  // A quantized model is planned in its own integer bytes under any profile (plan/liveness);
-  // a float model under an int8 profile runs as a float shadow of the planned figure.
-  const bool quantized = is_quantized_model(graph);
-  std::string mode;
-  if (quantized)
-    mode = " (a quantized model: its own integer bytes)";
-  else if (given.storage)
-    mode = fmt::format(" (float shadow: planned with the model's dtypes, not {})", dtype_name(*given.storage));
-  fmt::print("arena run on '{}'{}: {} placement{}, {} kernels, {:.1f} ms\n", profile.name, mode, plan.algorithm,
-             plan.optimal ? " (optimal)" : "", kernel_set_name(exec.kernels), ms);
-  if (fit) {
-    fmt::print("  arena bytes {} {} the fit's planned bytes {}{}\n", plan.arena_bytes,
-               plan.arena_bytes == fit->plan.arena_bytes ? "=" : "≠", fit->plan.arena_bytes,
-               quantized || !given.storage ? "" : " (the float shadow's arena, not the planned figure)");
-    if (!reference_kernels) {
-      fmt::print("  fast kernels' contracts: {} B of declared workspace over {} steps{}\n",
-                 fit_arena->declared_workspace_bytes, plan.liveness.contracts.size(),
-                 quantized || !given.storage
-                     ? fmt::format(", arena {} the capacity of {} B",
-                                   plan.arena_bytes <= given.capacity_bytes ? "within" : "over", given.capacity_bytes)
-                     : "");
-    }
-  }
-  fmt::print("  arena {} B, peak-live {} B, arena / peak-live {:.3f}, guards {} B at each end\n", r.arena_bytes,
-             r.peak_live_bytes, r.ratio(), ArenaBufferProvider::kGuardBytes);
-  fmt::print("  guard violations: {}\n", r.violations.size());
-  for (const ArenaViolation& v : r.violations) fmt::print("    {}: {}\n", to_string(v.kind), v.message);
-  if (r.untouched_workspaces.empty()) {
-    fmt::print("  untouched workspaces: 0\n");
-  } else {
-    fmt::print("  untouched workspaces: {} (declared but never written)\n", r.untouched_workspaces.size());
-    for (const std::string& name : r.untouched_workspaces) fmt::print("    {}\n", name);
-  }
-  if (!r.failure.empty()) fmt::print("  the arena run stopped: {}\n", r.failure);
-  const std::string ordinary =
-      compared_with.patched_difference.empty() ? "the ordinary run" : "the ordinary run of the fit's graph";
-  if (r.failure.empty() && r.differing_outputs.empty())
-    fmt::print("  outputs: bit-identical to {} ({} of {})\n", ordinary, outputs.size(), outputs.size());
-  for (const std::string& d : r.differing_outputs) fmt::print("  output {} from {}\n", d, ordinary);
+  fmt::print("{}", arena_run_text(r, {.graph = &graph,
+                                      .plan = &plan,
+                                      .given = &given,
+                                      .kernels = exec.kernels,
+                                      .milliseconds = ms,
+                                      .fit = fit ? &*fit : nullptr,
+                                      .fit_arena = fit_arena ? &*fit_arena : nullptr,
+                                      .compared_with = &compared_with}));
   if (o.repeat > 0 && r.clean()) {
     // The same kernels at the same planned offsets, without the guard checks.
     PlannedArena arena(graph, plan);
