@@ -35,6 +35,15 @@ MemoryPlan plan_for_kernels(const Graph& graph, const DeviceProfile& profile, co
   return plan_memory(graph, profile, with_contracts, placement);
 }
 
+MemoryPlan plan_for_kernels(const Executor& executor, const DeviceProfile& profile, const PlanOptions& options,
+                            const PlacementOptions& placement) {
+  PlanOptions with_contracts = options;
+  with_contracts.contracts = executor.contract_source();
+  const Graph& graph = executor.graph();
+  if (!profile.banks.empty()) return banks_end_to_end(plan_memory_banked(graph, profile, with_contracts, placement));
+  return plan_memory(graph, profile, with_contracts, placement);
+}
+
 ArenaRunReport run_in_arena(Executor& executor, const Graph& graph, const MemoryPlan& plan,
                             const std::vector<Tensor>& inputs, const std::vector<Tensor>& reference) {
   ArenaRunReport report;

@@ -97,6 +97,25 @@ std::optional<KernelSet> parse_kernel_set(std::string_view text) {
   return std::nullopt;
 }
 
+namespace {
+
+// The fast set's contract of node `id` from what its preparation declared: `workspace` by
+// node index (-1: the reference kernel runs it) and whether it keeps the in-place promise.
+KernelContract prepared_contract(const Graph& graph, NodeId id, const DeviceProfile& profile,
+                                 const std::vector<int64_t>& workspace, const std::vector<uint8_t>& in_place) {
+  const auto index = static_cast<size_t>(id.index);
+  if (index >= workspace.size() || workspace[index] < 0) return reference_contract(graph, id, profile);
+  KernelContract contract;
+  contract.workspace_bytes = workspace[index];
+  // The op table's in-place promise holds where the fast kernel says it keeps it
+  // (elementwise ones; a Conv reading channels-last input directly does not).
+  if (in_place[index] && op_is_known(graph.node(id), profile))
+    contract.overwritable_inputs = op_contract(graph, id, profile).overwritable_inputs;
+  return contract;
+}
+
+}  // namespace
+
 ContractSource contract_source(const ExecOptions& exec) {
   if (exec.kernels == KernelSet::kReference) return reference_contract;
   const exec::fast::PrepareOptions options{
@@ -111,7 +130,6 @@ ContractSource contract_source(const ExecOptions& exec) {
   };
   auto cache = std::make_shared<Cache>();
   return [options, cache](const Graph& graph, NodeId id, const DeviceProfile& profile) {
-    const Node& node = graph.node(id);
     if (cache->graph != &graph || cache->values != graph.value_count() || cache->nodes != graph.order().size()) {
       const exec::fast::PreparedGraph prepared = prepare_fast_graph(graph, options);
       *cache = Cache{.graph = &graph,
@@ -129,15 +147,7 @@ ContractSource contract_source(const ExecOptions& exec) {
         cache->in_place[index] = prepared.nodes[i] && prepared.nodes[i]->keeps_in_place_promise();
       }
     }
-    const auto index = static_cast<size_t>(id.index);
-    if (index >= cache->workspace.size() || cache->workspace[index] < 0) return reference_contract(graph, id, profile);
-    KernelContract contract;
-    contract.workspace_bytes = cache->workspace[index];
-    // The op table's in-place promise holds where the fast kernel says it keeps it
-    // (elementwise ones; a Conv reading channels-last input directly does not).
-    if (cache->in_place[index] && op_is_known(node, profile))
-      contract.overwritable_inputs = op_contract(graph, id, profile).overwritable_inputs;
-    return contract;
+    return prepared_contract(graph, id, profile, cache->workspace, cache->in_place);
   };
 }
 
@@ -292,6 +302,29 @@ Executor::Executor(const Graph& graph, ExecOptions options)
 Executor::~Executor() = default;
 
 const ExecOptions& Executor::options() const { return state_->options; }
+
+const Graph& Executor::graph() const { return state_->graph; }
+
+ContractSource Executor::contract_source() const {
+  if (state_->options.kernels == KernelSet::kReference) return reference_contract;
+  std::vector<int64_t> workspace;
+  std::vector<uint8_t> in_place;
+  for (const auto& step : state_->steps) {
+    const auto index = static_cast<size_t>(step.id.index);
+    if (workspace.size() <= index) {
+      workspace.resize(index + 1, -1);
+      in_place.resize(index + 1, 0);
+    }
+    workspace[index] = step.fast ? step.fast->workspace_bytes() : -1;
+    in_place[index] = step.fast && step.fast->keeps_in_place_promise();
+  }
+  const Graph* graph = &state_->graph;
+  return [graph, workspace = std::move(workspace), in_place = std::move(in_place)](const Graph& g, NodeId id,
+                                                                                   const DeviceProfile& profile) {
+    ML_CHECK(&g == graph, "an executor's contracts asked about another graph");
+    return prepared_contract(g, id, profile, workspace, in_place);
+  };
+}
 
 KernelSet Executor::kernel_set_of(NodeId node) const {
   for (const auto& step : state_->steps)

@@ -4,13 +4,14 @@
 
 namespace memledger {
 
-FitArenaPlan plan_fit_arena(const FitResult& fit, const DeviceProfile& profile, const ExecOptions& exec) {
+FitArenaPlan plan_fit_arena(const FitResult& fit, const DeviceProfile& profile, const Executor& executor) {
+  ML_CHECK(&executor.graph() == &fit.graph, "the executor is not the fit graph's");
   FitArenaPlan out;
-  out.kernels = exec.kernels;
-  if (exec.kernels == KernelSet::kReference)
+  out.kernels = executor.options().kernels;
+  if (out.kernels == KernelSet::kReference)
     out.plan = is_quantized_model(fit.graph) ? fit.plan : fit_arena_plan(fit, profile);
   else
-    out.plan = plan_for_kernels(fit.graph, with_model_dtypes(profile), exec, fit.plan_options);
+    out.plan = plan_for_kernels(executor, with_model_dtypes(profile), fit.plan_options);
   out.in_place_differences = in_place_differences(fit.plan, out.plan);
   out.declared_workspace_bytes = out.plan.liveness.declared_workspace_bytes();
   return out;

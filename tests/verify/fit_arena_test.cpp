@@ -23,7 +23,8 @@ struct FitArena : testing::Test {
 };
 
 TEST_F(FitArena, TheReferenceKernelsRunTheFitsOwnPlan) {
-  const FitArenaPlan arena = plan_fit_arena(fit, mcu, {.kernels = KernelSet::kReference, .threads = 1});
+  Executor executor(fit.graph, {.kernels = KernelSet::kReference, .threads = 1});
+  const FitArenaPlan arena = plan_fit_arena(fit, mcu, executor);
   const MemoryPlan expected = fit_arena_plan(fit, mcu);
   EXPECT_EQ(arena.plan.offsets, expected.offsets);
   EXPECT_EQ(arena.plan.arena_bytes, expected.arena_bytes);
@@ -34,7 +35,6 @@ TEST_F(FitArena, TheReferenceKernelsRunTheFitsOwnPlan) {
   ASSERT_TRUE(run.clean());
   // Compared with the model's own outputs.
   const std::vector<Tensor> model_outputs = run_graph(graph, inputs, {.kernels = KernelSet::kReference});
-  Executor executor(fit.graph, {.kernels = KernelSet::kReference, .threads = 1});
   const FitArenaReference compared = fit_arena_reference(arena, executor, inputs, model_outputs);
   ASSERT_EQ(compared.outputs.size(), model_outputs.size());
   EXPECT_TRUE(std::ranges::equal(compared.outputs[0].bytes(), model_outputs[0].bytes()));
@@ -49,18 +49,24 @@ TEST_F(FitArena, TheReferenceKernelsRunTheFitsOwnPlan) {
 
 TEST_F(FitArena, TheFastKernelsRunTheirOwnPlanOfTheFitsGraph) {
   const ExecOptions fast{.kernels = KernelSet::kFast, .threads = 1};
-  const FitArenaPlan arena = plan_fit_arena(fit, mcu, fast);
+  Executor executor(fit.graph, fast);
+  const FitArenaPlan arena = plan_fit_arena(fit, mcu, executor);
   EXPECT_EQ(arena.kernels, KernelSet::kFast);
   EXPECT_EQ(arena.plan.liveness.schedule, fit.plan.liveness.schedule);  // the fit's order
   int64_t workspace = 0;
   for (const KernelContract& c : arena.plan.liveness.contracts) workspace += c.workspace_bytes;
   EXPECT_EQ(arena.declared_workspace_bytes, workspace);
+  // The prepared executor's contracts are those contract_source gives without it.
+  const MemoryPlan unprepared = plan_for_kernels(fit.graph, with_model_dtypes(mcu), fast, fit.plan_options);
+  EXPECT_EQ(arena.plan.offsets, unprepared.offsets);
+  EXPECT_EQ(arena.plan.arena_bytes, unprepared.arena_bytes);
+  for (size_t i = 0; i < unprepared.liveness.contracts.size(); ++i)
+    EXPECT_EQ(arena.plan.liveness.contracts[i].workspace_bytes, unprepared.liveness.contracts[i].workspace_bytes) << i;
   const ArenaRunReport run = run_in_arena(fit.graph, arena.plan, inputs, fast);
   ASSERT_TRUE(run.clean());
   // Compared with their own ordinary run of the fit's graph, and that with the model's: the
   // model fits without patches, so the two graphs are one and agree to the bit.
   const std::vector<Tensor> model_outputs = run_graph(graph, inputs, {.kernels = KernelSet::kFast});
-  Executor executor(fit.graph, fast);
   const FitArenaReference compared = fit_arena_reference(arena, executor, inputs, model_outputs);
   ASSERT_EQ(compared.patched_difference.size(), model_outputs.size());
   EXPECT_EQ(compared.patched_difference[0].max_abs, 0);

@@ -183,8 +183,6 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
   const ExecOptions exec = exec_options(o);
   if (o.fit) {
     fit = run_fit(model, given, o.fit_options, false);
-    fit_arena = plan_fit_arena(*fit, given, exec);
-    plan = fit_arena->plan;
   } else {
     // A memory-aware order runs a reordered copy; its outputs must match the model order's.
     if (parse_flag("--schedule", [&] { return parse_schedule_kind(o.schedule); }) == ScheduleKind::kMemory) {
@@ -195,8 +193,15 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
     }
   }
   const Graph& graph = fit ? fit->graph : reordered;
-  if (!fit) plan = plan_for_kernels(reordered, profile, exec);
+  // Prepared once: the plan takes the kernels' contracts from it (their workspaces and
+  // in-place promises), and the arena run runs it.
   Executor executor(graph, exec);
+  if (fit) {
+    fit_arena = plan_fit_arena(*fit, given, executor);
+    plan = fit_arena->plan;
+  } else {
+    plan = plan_for_kernels(executor, profile);
+  }
   if (plan.arena_bytes > o.max_memory)
     fail("the arena of {} B is more than the memory limit of {} B (--max-memory)", plan.arena_bytes, o.max_memory);
   // The fast kernels' arena run of a fit is compared with their ordinary run of the fit's

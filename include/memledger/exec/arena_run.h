@@ -47,6 +47,11 @@ DeviceProfile with_model_dtypes(DeviceProfile profile);
 MemoryPlan plan_for_kernels(const Graph& graph, const DeviceProfile& profile, const ExecOptions& exec,
                             const PlanOptions& options = {}, const PlacementOptions& placement = {});
 
+// The same with the contracts `executor` prepared (Executor::contract_source), for the graph
+// it was made for: the graph is not prepared a second time to learn them.
+MemoryPlan plan_for_kernels(const Executor& executor, const DeviceProfile& profile, const PlanOptions& options = {},
+                            const PlacementOptions& placement = {});
+
 // Runs `graph` on `inputs` inside `plan` with the kernels of `exec` and compares with
 // `reference`, the outputs of an ordinary run with the same kernels on the same inputs.
 // The plan must be made for those kernels (plan_memory: the reference set; plan_for_kernels

@@ -45,6 +45,10 @@ class Executor {
   bool channels_last(ValueId value) const;
   // Bytes of weights the fast kernels hold reordered (ExecOptions::prepack_weights).
   int64_t prepacked_bytes() const;
+  // The contracts of the kernels this executor prepared (what contract_source(options())
+  // gives for its graph, without preparing the graph again): for the graph it was made for.
+  ContractSource contract_source() const;
+  const Graph& graph() const;
   // "fast (oneDNN) on 118 of 140 nodes, reference on 22 (Shape, Gather ...)" for reports.
   std::string summary() const;
 

@@ -46,8 +46,9 @@ struct FitArenaReference {
 FitArenaReference fit_arena_reference(const FitArenaPlan& arena, Executor& executor, const std::vector<Tensor>& inputs,
                                       const std::vector<Tensor>& model_outputs);
 
-// `profile` is the one the fit ran under (with its storage dtype, if any).
-FitArenaPlan plan_fit_arena(const FitResult& fit, const DeviceProfile& profile, const ExecOptions& exec);
+// `profile` is the one the fit ran under (with its storage dtype, if any); `executor` is
+// prepared for the fit's graph with the kernels that will run it (their contracts come from it).
+FitArenaPlan plan_fit_arena(const FitResult& fit, const DeviceProfile& profile, const Executor& executor);
 
 // Whether the arena run `run` of `arena` proves what it was run for: with the fast kernels
 // their own plan of the fit's graph (a clean run); with the reference kernels the fit's
