@@ -99,20 +99,34 @@ std::optional<KernelSet> parse_kernel_set(std::string_view text) {
 
 namespace {
 
-// The fast set's contract of node `id` from what its preparation declared: `workspace` by
-// node index (-1: the reference kernel runs it) and whether it keeps the in-place promise.
-KernelContract prepared_contract(const Graph& graph, NodeId id, const DeviceProfile& profile,
-                                 const std::vector<int64_t>& workspace, const std::vector<uint8_t>& in_place) {
-  const auto index = static_cast<size_t>(id.index);
-  if (index >= workspace.size() || workspace[index] < 0) return reference_contract(graph, id, profile);
-  KernelContract contract;
-  contract.workspace_bytes = workspace[index];
-  // The op table's in-place promise holds where the fast kernel says it keeps it
-  // (elementwise ones; a Conv reading channels-last input directly does not).
-  if (in_place[index] && op_is_known(graph.node(id), profile))
-    contract.overwritable_inputs = op_contract(graph, id, profile).overwritable_inputs;
-  return contract;
-}
+// What the fast set's preparation declared of each node, by node index, and the contract
+// that follows: a node it does not run has the reference kernels' contract.
+struct PreparedContracts {
+  std::vector<int64_t> workspace;  // -1: the reference kernel runs it
+  std::vector<uint8_t> in_place;   // the fast kernel keeps the in-place promise
+
+  void record(NodeId id, const exec::fast::PreparedNode* node) {
+    const auto index = static_cast<size_t>(id.index);
+    if (workspace.size() <= index) {
+      workspace.resize(index + 1, -1);
+      in_place.resize(index + 1, 0);
+    }
+    workspace[index] = node ? node->workspace_bytes() : -1;
+    in_place[index] = node && node->keeps_in_place_promise();
+  }
+
+  KernelContract of(const Graph& graph, NodeId id, const DeviceProfile& profile) const {
+    const auto index = static_cast<size_t>(id.index);
+    if (index >= workspace.size() || workspace[index] < 0) return reference_contract(graph, id, profile);
+    KernelContract contract;
+    contract.workspace_bytes = workspace[index];
+    // The op table's in-place promise holds where the fast kernel says it keeps it
+    // (elementwise ones; a Conv reading channels-last input directly does not).
+    if (in_place[index] && op_is_known(graph.node(id), profile))
+      contract.overwritable_inputs = op_contract(graph, id, profile).overwritable_inputs;
+    return contract;
+  }
+};
 
 }  // namespace
 
@@ -125,29 +139,17 @@ ContractSource contract_source(const ExecOptions& exec) {
   struct Cache {
     const Graph* graph = nullptr;
     size_t values = 0, nodes = 0;
-    std::vector<int64_t> workspace;  // by node index; -1: the reference kernel runs it
-    std::vector<uint8_t> in_place;   // by node index: the fast kernel keeps the in-place promise
+    PreparedContracts contracts;
   };
   auto cache = std::make_shared<Cache>();
   return [options, cache](const Graph& graph, NodeId id, const DeviceProfile& profile) {
     if (cache->graph != &graph || cache->values != graph.value_count() || cache->nodes != graph.order().size()) {
       const exec::fast::PreparedGraph prepared = prepare_fast_graph(graph, options);
-      *cache = Cache{.graph = &graph,
-                     .values = graph.value_count(),
-                     .nodes = graph.order().size(),
-                     .workspace = {},
-                     .in_place = {}};
-      for (size_t i = 0; i < graph.order().size(); ++i) {
-        const size_t index = static_cast<size_t>(graph.order()[i].index);
-        if (cache->workspace.size() <= index) {
-          cache->workspace.resize(index + 1, -1);
-          cache->in_place.resize(index + 1, 0);
-        }
-        cache->workspace[index] = prepared.nodes[i] ? prepared.nodes[i]->workspace_bytes() : -1;
-        cache->in_place[index] = prepared.nodes[i] && prepared.nodes[i]->keeps_in_place_promise();
-      }
+      *cache = Cache{.graph = &graph, .values = graph.value_count(), .nodes = graph.order().size(), .contracts = {}};
+      for (size_t i = 0; i < graph.order().size(); ++i)
+        cache->contracts.record(graph.order()[i], prepared.nodes[i].get());
     }
-    return prepared_contract(graph, id, profile, cache->workspace, cache->in_place);
+    return cache->contracts.of(graph, id, profile);
   };
 }
 
@@ -307,22 +309,12 @@ const Graph& Executor::graph() const { return state_->graph; }
 
 ContractSource Executor::contract_source() const {
   if (state_->options.kernels == KernelSet::kReference) return reference_contract;
-  std::vector<int64_t> workspace;
-  std::vector<uint8_t> in_place;
-  for (const auto& step : state_->steps) {
-    const auto index = static_cast<size_t>(step.id.index);
-    if (workspace.size() <= index) {
-      workspace.resize(index + 1, -1);
-      in_place.resize(index + 1, 0);
-    }
-    workspace[index] = step.fast ? step.fast->workspace_bytes() : -1;
-    in_place[index] = step.fast && step.fast->keeps_in_place_promise();
-  }
+  PreparedContracts contracts;
+  for (const auto& step : state_->steps) contracts.record(step.id, step.fast.get());
   const Graph* graph = &state_->graph;
-  return [graph, workspace = std::move(workspace), in_place = std::move(in_place)](const Graph& g, NodeId id,
-                                                                                   const DeviceProfile& profile) {
+  return [graph, contracts = std::move(contracts)](const Graph& g, NodeId id, const DeviceProfile& profile) {
     ML_CHECK(&g == graph, "an executor's contracts asked about another graph");
-    return prepared_contract(g, id, profile, workspace, in_place);
+    return contracts.of(g, id, profile);
   };
 }
 

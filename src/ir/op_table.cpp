@@ -161,7 +161,6 @@ constexpr OpRecord commutative(OpRecord r) {
 }
 // An elementwise operator over broadcast operands; its output may take one of the first
 // `in_place` operands.
-
 constexpr OpRecord broadcasting(std::string_view name, int in_place = 2, int data_inputs = -1) {
   return {.name = name,
           .roles = R::kElementwise,

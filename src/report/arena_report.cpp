@@ -60,7 +60,7 @@ std::string arena_run_text(const ArenaRunReport& r, const ArenaRunContext& c) {
     if (c.kernels != KernelSet::kReference)
       fmt::format_to(
           std::back_inserter(out), "  fast kernels' contracts: {} B of declared workspace over {} steps{}\n",
-          c.fit_arena->declared_workspace_bytes, plan.liveness.contracts.size(),
+          plan.liveness.declared_workspace_bytes(), plan.liveness.contracts.size(),
           quantized || !given.storage
               ? fmt::format(", arena {} the capacity of {} B",
                             plan.arena_bytes <= given.capacity_bytes ? "within" : "over", given.capacity_bytes)
@@ -80,7 +80,7 @@ std::string arena_run_text(const ArenaRunReport& r, const ArenaRunContext& c) {
     for (const std::string& name : r.untouched_workspaces) fmt::format_to(std::back_inserter(out), "    {}\n", name);
   }
   if (!r.failure.empty()) fmt::format_to(std::back_inserter(out), "  the arena run stopped: {}\n", r.failure);
-  const bool fit_graph = c.compared_with && !c.compared_with->patched_difference.empty();
+  const bool fit_graph = c.compared_with && c.compared_with->fit_graph_outputs;
   const std::string ordinary = fit_graph ? "the ordinary run of the fit's graph" : "the ordinary run";
   const size_t outputs = c.graph->outputs().size();
   if (r.failure.empty() && r.differing_outputs.empty())

@@ -1,5 +1,7 @@
 #include "memledger/verify/fit_arena.h"
 
+#include "memledger/core/error.h"
+
 #include "memledger/ir/integer_node.h"
 
 namespace memledger {
@@ -13,20 +15,18 @@ FitArenaPlan plan_fit_arena(const FitResult& fit, const DeviceProfile& profile, 
   else
     out.plan = plan_for_kernels(executor, with_model_dtypes(profile), fit.plan_options);
   out.in_place_differences = in_place_differences(fit.plan, out.plan);
-  out.declared_workspace_bytes = out.plan.liveness.declared_workspace_bytes();
   return out;
 }
 
 FitArenaReference fit_arena_reference(const FitArenaPlan& arena, Executor& executor, const std::vector<Tensor>& inputs,
                                       const std::vector<Tensor>& model_outputs) {
   FitArenaReference out;
-  if (arena.kernels == KernelSet::kReference) {
-    out.outputs = model_outputs;
-    return out;
-  }
-  out.outputs = executor.run(inputs);
-  for (size_t i = 0; i < out.outputs.size() && i < model_outputs.size(); ++i)
-    out.patched_difference.push_back(compare_tensors(out.outputs[i], model_outputs[i], 0, 0));
+  if (arena.kernels == KernelSet::kReference) return out;
+  out.fit_graph_outputs = executor.run(inputs);
+  ML_CHECK(out.fit_graph_outputs->size() == model_outputs.size(), "{} outputs against the model's {}",
+           out.fit_graph_outputs->size(), model_outputs.size());
+  for (size_t i = 0; i < model_outputs.size(); ++i)
+    out.patched_difference.push_back(compare_tensors((*out.fit_graph_outputs)[i], model_outputs[i], 0, 0));
   return out;
 }
 

@@ -207,9 +207,9 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
   // The fast kernels' arena run of a fit is compared with their ordinary run of the fit's
   // graph, whose difference from the model's outputs the report prints (verify/fit_arena.h).
   const FitArenaReference compared_with =
-      fit ? fit_arena_reference(*fit_arena, executor, inputs, outputs) : FitArenaReference{.outputs = outputs};
+      fit ? fit_arena_reference(*fit_arena, executor, inputs, outputs) : FitArenaReference{};
   const auto start = std::chrono::steady_clock::now();
-  const ArenaRunReport r = run_in_arena(executor, graph, plan, inputs, compared_with.outputs);
+  const ArenaRunReport r = run_in_arena(executor, graph, plan, inputs, compared_with.outputs(outputs));
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   fmt::print("{}", arena_run_text(r, {.graph = &graph,
                                       .plan = &plan,

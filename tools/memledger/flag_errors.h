@@ -3,8 +3,6 @@
 // user sees reads "--patch '4x4': expected ...".
 #pragma once
 
-#include <fmt/format.h>
-
 #include <string_view>
 #include <utility>
 
@@ -12,25 +10,27 @@
 
 namespace memledger::cli {
 
-// parse(), with an Error's message prefixed by `flag`.
-template <typename Parse>
-auto parse_flag(std::string_view flag, Parse&& parse) {
+// run(), with an Error's message prefixed by `flag` and `separator` (its exit code and
+// option kept: Error::in_context).
+template <typename Run>
+auto with_flag(std::string_view flag, std::string_view separator, Run&& run) {
   try {
-    return std::forward<Parse>(parse)();
+    return std::forward<Run>(run)();
   } catch (const Error& e) {
-    throw Error(fmt::format("{} {}", flag, e.what()), e.code());
+    throw e.in_context(flag, separator);
   }
 }
 
-// make(), with an Error's message prefixed by `flag` and a colon: for what a flag asks the
-// library to produce ("--emit-c: buffer 'x' at offset ... does not fit ...").
+// A value parsed from a flag: "--patch '4x4': expected ...".
+template <typename Parse>
+auto parse_flag(std::string_view flag, Parse&& parse) {
+  return with_flag(flag, " ", std::forward<Parse>(parse));
+}
+
+// What a flag asks the library to produce: "--emit-c: buffer 'x' at offset ... does not fit ...".
 template <typename Make>
 auto for_flag(std::string_view flag, Make&& make) {
-  try {
-    return std::forward<Make>(make)();
-  } catch (const Error& e) {
-    throw e.in_context(flag);
-  }
+  return with_flag(flag, ": ", std::forward<Make>(make));
 }
 
 // The command-line flag a library option comes from (ErrorOption), or empty.

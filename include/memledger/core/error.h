@@ -36,8 +36,8 @@ class Error : public std::runtime_error {
   ExitCode code() const { return code_; }
   ErrorOption option() const { return option_; }
   // The same error with `context` ahead of its message ("model.onnx: ...").
-  Error in_context(std::string_view context) const {
-    return Error(fmt::format("{}: {}", context, what()), code_, option_);
+  Error in_context(std::string_view context, std::string_view separator = ": ") const {
+    return Error(fmt::format("{}{}{}", context, separator, what()), code_, option_);
   }
 
  private:

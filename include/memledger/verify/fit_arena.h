@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,6 @@ struct FitArenaPlan {
   KernelSet kernels = KernelSet::kReference;
   // Against the fit's plan (in_place_differences): buffers whose in-place decision differs.
   std::vector<std::string> in_place_differences;
-  int64_t declared_workspace_bytes = 0;  // the kernels' workspaces, summed over the steps
 };
 
 // What the arena run of a fit is compared with. With the reference kernels, the model's own
@@ -39,8 +39,14 @@ struct FitArenaPlan {
 // differently from the whole model (under an AVX2 cap, most of mobilenet_v2's logits, by about
 // 1e-6); how far it is from the model's outputs is `patched_difference`, one per output.
 struct FitArenaReference {
-  std::vector<Tensor> outputs;
-  std::vector<TensorDifference> patched_difference;  // fast kernels only: the fit's graph against the model
+  // Fast kernels only (empty otherwise): the fit graph's outputs, and per output their
+  // difference from the model's.
+  std::optional<std::vector<Tensor>> fit_graph_outputs;
+  std::vector<TensorDifference> patched_difference;
+  // What the arena run is compared with.
+  const std::vector<Tensor>& outputs(const std::vector<Tensor>& model_outputs) const {
+    return fit_graph_outputs ? *fit_graph_outputs : model_outputs;
+  }
 };
 // `executor` runs the fit's graph with the arena's kernels.
 FitArenaReference fit_arena_reference(const FitArenaPlan& arena, Executor& executor, const std::vector<Tensor>& inputs,

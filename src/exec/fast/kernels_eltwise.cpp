@@ -10,6 +10,7 @@
 #include <limits>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include "exec/fast/kernel_common.h"
 #include "exec/fast/silu.h"
@@ -79,57 +80,51 @@ void append_activation(dnnl::post_ops& ops, const Activation& a) {
 namespace {
 
 // Which oneDNN eltwise algorithm computes each activation the op table marks for the fast
-// set (FastKernel::kActivation), with the node's own attributes.
-// A gate (ir/self_gated.h) also names the one algorithm its product x·gate(x) runs as, if any.
-using ActivationRule = Activation (*)(const Graph&, const Node&);
-using GatedRule = std::optional<Activation> (*)(const Node& gate);
+// set (FastKernel::kActivation; tests/exec/fast_layout_test runs every one of them), and
+// its alpha and beta: fixed, or the node's attributes with these defaults.
 struct ActivationEntry {
   std::string_view op;
-  ActivationRule rule;
-  GatedRule gated = nullptr;
+  algorithm alg;
+  float alpha = 0, beta = 0;
+  std::string alpha_attr = {}, beta_attr = {};
+  bool clip_to_unit = false;
+  // From this opset on alpha and beta are the node's constant inputs 1 and 2 (Clip's bounds).
+  int64_t bounds_as_inputs_since = 0;
+  // As a gate (ir/self_gated.h): the one algorithm x·gate(x) runs as (undef: none), with
+  // its alpha, for a gate whose alpha and beta are `product_when` (any, when unset).
+  algorithm product = algorithm::undef;
+  float product_alpha = 0;
+  std::optional<std::pair<float, float>> product_when = {};
 };
 const ActivationEntry kActivations[] = {
-    {"Relu", [](const Graph&, const Node&) { return Activation{algorithm::eltwise_relu}; }},
-    {"LeakyRelu",
-     [](const Graph&, const Node& n) {
-       return Activation{algorithm::eltwise_relu, n.float_attr("alpha", 0.01f)};
-     }},
-    {"Elu",
-     [](const Graph&, const Node& n) {
-       return Activation{algorithm::eltwise_elu, n.float_attr("alpha", 1.0f)};
-     }},
-    {"Sigmoid", [](const Graph&, const Node&) { return Activation{algorithm::eltwise_logistic}; },
-     [](const Node&) -> std::optional<Activation> {
-       return Activation{algorithm::eltwise_swish, 1.0f, 0.0f};
-     }},
-    {"Tanh", [](const Graph&, const Node&) { return Activation{algorithm::eltwise_tanh}; }},
-    {"Exp", [](const Graph&, const Node&) { return Activation{algorithm::eltwise_exp}; }},
-    {"Abs", [](const Graph&, const Node&) { return Activation{algorithm::eltwise_abs}; }},
-    {"Sqrt", [](const Graph&, const Node&) { return Activation{algorithm::eltwise_sqrt}; }},
-    {"Neg",
-     [](const Graph&, const Node&) {
-       return Activation{algorithm::eltwise_linear, -1.0f, 0.0f};
-     }},
-    {"HardSwish", [](const Graph&, const Node&) { return Activation{algorithm::eltwise_hardswish}; }},
-    // alpha·x + beta, then clipped to [0, 1]; as a gate, hard-swish with PyTorch's alpha 1/6
-    // and beta 1/2 (x·relu6(x + 3)/6, as torch.onnx writes nn.Hardswish below opset 14).
-    {"HardSigmoid",
-     [](const Graph&, const Node& n) {
-       return Activation{algorithm::eltwise_linear, n.float_attr("alpha", 0.2f), n.float_attr("beta", 0.5f), true};
-     },
-     [](const Node& gate) -> std::optional<Activation> {
-       if (gate.float_attr("alpha", 0.2f) == 1.0f / 6 && gate.float_attr("beta", 0.5f) == 0.5f)
-         return Activation{algorithm::eltwise_hardswish};
-       return std::nullopt;
-     }},
-    // The bounds are attributes below opset 11, optional constant inputs from it on.
-    {"Clip",
-     [](const Graph& g, const Node& n) {
-       const float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
-       if (g.opset < 11)
-         return Activation{algorithm::eltwise_clip_v2, n.float_attr("min", lo), n.float_attr("max", hi)};
-       return Activation{algorithm::eltwise_clip_v2, constant_scalar(g, n, 1, lo), constant_scalar(g, n, 2, hi)};
-     }},
+    {.op = "Relu", .alg = algorithm::eltwise_relu},
+    {.op = "LeakyRelu", .alg = algorithm::eltwise_relu, .alpha = 0.01f, .alpha_attr = "alpha"},
+    {.op = "Elu", .alg = algorithm::eltwise_elu, .alpha = 1.0f, .alpha_attr = "alpha"},
+    {.op = "Sigmoid", .alg = algorithm::eltwise_logistic, .product = algorithm::eltwise_swish, .product_alpha = 1.0f},
+    {.op = "Tanh", .alg = algorithm::eltwise_tanh},
+    {.op = "Exp", .alg = algorithm::eltwise_exp},
+    {.op = "Abs", .alg = algorithm::eltwise_abs},
+    {.op = "Sqrt", .alg = algorithm::eltwise_sqrt},
+    {.op = "Neg", .alg = algorithm::eltwise_linear, .alpha = -1.0f},
+    {.op = "HardSwish", .alg = algorithm::eltwise_hardswish},
+    // alpha·x + beta clipped to [0, 1]; as a gate hard-swish, with PyTorch's alpha 1/6 and
+    // beta 1/2 only (x·relu6(x + 3)/6, as torch.onnx writes nn.Hardswish below opset 14).
+    {.op = "HardSigmoid",
+     .alg = algorithm::eltwise_linear,
+     .alpha = 0.2f,
+     .beta = 0.5f,
+     .alpha_attr = "alpha",
+     .beta_attr = "beta",
+     .clip_to_unit = true,
+     .product = algorithm::eltwise_hardswish,
+     .product_when = std::pair{1.0f / 6, 0.5f}},
+    {.op = "Clip",
+     .alg = algorithm::eltwise_clip_v2,
+     .alpha = std::numeric_limits<float>::lowest(),
+     .beta = std::numeric_limits<float>::max(),
+     .alpha_attr = "min",
+     .beta_attr = "max",
+     .bounds_as_inputs_since = 11},
 };
 
 // Which oneDNN binary algorithm computes each arithmetic operator the op table marks
@@ -148,12 +143,21 @@ const ActivationEntry* activation_entry(const Node& n) {
   return nullptr;
 }
 
+// The entry's alpha and beta from the node's attributes.
+std::pair<float, float> attribute_parameters(const ActivationEntry& e, const Node& n) {
+  return {e.alpha_attr.empty() ? e.alpha : n.float_attr(e.alpha_attr, e.alpha),
+          e.beta_attr.empty() ? e.beta : n.float_attr(e.beta_attr, e.beta)};
+}
+
 }  // namespace
 
 Activation activation_of(const Graph& g, const Node& n) {
   const ActivationEntry* e = activation_entry(n);
   if (!e) not_fast("no activation " + n.op);
-  return e->rule(g, n);
+  if (e->bounds_as_inputs_since > 0 && g.opset >= e->bounds_as_inputs_since)
+    return {e->alg, constant_scalar(g, n, 1, e->alpha), constant_scalar(g, n, 2, e->beta), e->clip_to_unit};
+  const auto [alpha, beta] = attribute_parameters(*e, n);
+  return {e->alg, alpha, beta, e->clip_to_unit};
 }
 
 // The product x·gate(x) of a self-gated activation (ir/self_gated.h) as one oneDNN
@@ -161,7 +165,9 @@ Activation activation_of(const Graph& g, const Node& n) {
 std::optional<Activation> gated_product(const Node& gate) {
   if (!is_self_gate(gate)) return std::nullopt;
   const ActivationEntry* e = activation_entry(gate);
-  return e && e->gated ? e->gated(gate) : std::nullopt;
+  if (!e || e->product == algorithm::undef) return std::nullopt;
+  if (e->product_when && attribute_parameters(*e, gate) != *e->product_when) return std::nullopt;
+  return Activation{e->product, e->product_alpha, 0.0f};
 }
 
 PostOp fusable_activation(const Graph& g, const Node& conv) {
