@@ -342,20 +342,22 @@ std::vector<OpRecord> make_table() {
 
   // Channel-first: windows, normalizations, rearrangements of N, C, spatial.
   // Integer form: int8 data and per-channel int8 weights, an int32 bias (QLinearConv's math).
-  t.push_back(fast(
-      shaped(with(channel_first("Conv", 2),
-                  [](OpRecord& r) {
-                    r.window = WindowKind::kConv;
-                    r.weight_input = 1;
-                    r.contract = conv_contract;
-                    r.tile = T::kConv;
-                    r.patch = PatchRule::kWindow;
-                    r.macs = conv_macs;
-                    r.integer = {
-                        .form = IntegerForm::kRequantizes, .quantized_inputs = 2, .weight_input = 1, .bias_input = 2};
-                  }),
-             s::conv),
-      K::kConv));
+  t.push_back(fast(shaped(with(channel_first("Conv", 2),
+                               [](OpRecord& r) {
+                                 r.window = WindowKind::kConv;
+                                 r.weight_input = 1;
+                                 r.contract = conv_contract;
+                                 r.tile = T::kConv;
+                                 r.patch = PatchRule::kWindow;
+                                 r.macs = conv_macs;
+                                 r.integer = {.form = IntegerForm::kRequantizes,
+                                              .quantized_inputs = 2,
+                                              .weight_input = 1,
+                                              .bias_input = 2,
+                                              .fast = true};
+                               }),
+                          s::conv),
+                   K::kConv));
   t.push_back(fast(shaped(with(channel_first("ConvTranspose", 2),
                                [](OpRecord& r) {
                                  r.window = WindowKind::kConv;

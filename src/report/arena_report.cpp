@@ -65,6 +65,10 @@ std::string arena_run_text(const ArenaRunReport& r, const ArenaRunContext& c) {
               ? fmt::format(", arena {} the capacity of {} B",
                             plan.arena_bytes <= given.capacity_bytes ? "within" : "over", given.capacity_bytes)
               : "");
+    if (c.kernels != KernelSet::kReference && plan.arena_bytes != c.fit->plan.arena_bytes)
+      out +=
+          "  the fit's plan holds for kernels with the op table's contracts, as a device's are: `--kernels "
+          "reference` runs that very plan\n";
   }
   fmt::format_to(std::back_inserter(out),
                  "  arena {} B, peak-live {} B, arena / peak-live {:.3f}, guards {} B at each end\n", r.arena_bytes,

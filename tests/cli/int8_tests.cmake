@@ -8,9 +8,20 @@ memledger_cli_test(run.int8_arena_mobilenet_v2 NEEDS ${INT8_MOBILENET}
   OUTPUT "arena run on 'mcu' \\(a quantized model: its own integer bytes\\)" "guard violations: 0"
          "untouched workspaces: 0" "outputs: bit-identical to the ordinary run \\(1 of 1\\)"
   NOT_OUTPUT "float shadow")
+# The fit's plan is made with the op table's contracts (a device's kernels'): the reference
+# kernels keep them, so they run that very plan.
 memledger_cli_test(run.int8_arena_fit_mobilenet_v2 NEEDS ${INT8_MOBILENET}
-  ARGS run ${INT8_MOBILENET} --input ${INT8_MOBILENET_INPUT} --arena --fit --device mcu
+  ARGS run ${INT8_MOBILENET} --input ${INT8_MOBILENET_INPUT} --arena --fit --device mcu --kernels reference
   OUTPUT "fit plan on 'mcu': fits: arena" "arena bytes [0-9]+ = the fit's planned bytes [0-9]+"
+         "guard violations: 0" "untouched workspaces: 0"
+         "outputs: bit-identical to the ordinary run \\(1 of 1\\)")
+# The fast kernels plan the fit's graph with their own contracts: where the machine has int8 dot
+# products oneDNN's int8 Convs reorder through workspaces the device's kernels do not need, and
+# the run says so; either way the plan they make is proven bit-identically.
+memledger_cli_test(run.int8_arena_fit_fast_mobilenet_v2 NEEDS ${INT8_MOBILENET}
+  ARGS run ${INT8_MOBILENET} --input ${INT8_MOBILENET_INPUT} --arena --fit --device mcu
+  OUTPUT "fit plan on 'mcu': fits: arena" "arena bytes [0-9]+ [^ ]+ the fit's planned bytes [0-9]+"
          "the fit's graph against the model, fast kernels: output 'logits' bit-identical"
+         "fast kernels' contracts: [0-9]+ B of declared workspace"
          "guard violations: 0" "untouched workspaces: 0"
          "outputs: bit-identical to the ordinary run of the fit's graph \\(1 of 1\\)")

@@ -20,6 +20,19 @@ Isa effective_isa() {
   return isa;
 }
 
+bool has_int8_dot_products() {
+  static const bool vnni = [] {
+    const auto bits = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    auto has = [bits](dnnl::cpu_isa level) {
+      const auto want = static_cast<unsigned>(level);
+      return (bits & want) == want;
+    };
+    return (has(dnnl::cpu_isa::avx512_core_vnni) && __builtin_cpu_supports("avx512vnni")) ||
+           (has(dnnl::cpu_isa::avx2_vnni) && __builtin_cpu_supports("avxvnni"));
+  }();
+  return vnni;
+}
+
 std::string_view isa_name(Isa isa) {
   switch (isa) {
     case Isa::kAvx512:

@@ -16,6 +16,14 @@ enum class Isa {
 
 // Read once, at the first call (oneDNN fixes its own choice then too).
 Isa effective_isa();
+
+// Whether oneDNN's int8 kernels have the dot-product instructions (AVX512-VNNI or AVX-VNNI:
+// u8·s8 products summed straight into int32). Without them oneDNN sums pairs of products in
+// int16 and halves signed-input weights to keep from saturating (jit_int8:avx512_core,
+// jit_uni_int8:avx2): a 3×3 Conv with int8 input was off by up to 7 LSB in 40 % of its
+// outputs, so the fast set runs integer Convs only where this holds. Capped by
+// ONEDNN_MAX_CPU_ISA as effective_isa() is (AVX2 and AVX512_CORE exclude VNNI).
+bool has_int8_dot_products();
 std::string_view isa_name(Isa isa);  // "avx512", "avx2", "older"
 
 }  // namespace memledger::exec::fast

@@ -71,9 +71,9 @@ bool channels_last(const PrepareOptions& options, ValueId v) {
   return options.channels_last && v.valid() && (*options.channels_last)[static_cast<size_t>(v.index)] != 0;
 }
 
-memory::desc act_desc(const memory::dims& dims, bool cl) {
-  if (cl && dims.size() == 4) return memory::desc(dims, dt::f32, memory::format_tag::nhwc);
-  return plain_desc(dims, dt::f32);
+memory::desc act_desc(const memory::dims& dims, bool cl, dt type) {
+  if (cl && dims.size() == 4) return memory::desc(dims, type, memory::format_tag::nhwc);
+  return plain_desc(dims, type);
 }
 
 int64_t node_axis(const Node& n, int64_t fallback, int64_t rank) {

@@ -63,7 +63,7 @@ bool plain_strided(const memory::desc& d);
 // Whether value `v` is held channels-last (fast/layout.h).
 bool channels_last(const PrepareOptions& options, ValueId v);
 // An activation's descriptor: NHWC where `cl` (a 4-d tensor), else row-major.
-memory::desc act_desc(const memory::dims& dims, bool cl);
+memory::desc act_desc(const memory::dims& dims, bool cl, dt type = dt::f32);
 
 // The spatial window of a Conv, ConvTranspose or pool node: strides, dilations (ONNX
 // convention, 1 = dense), pads at each end as oneDNN needs them for the node's shapes.
@@ -116,9 +116,18 @@ std::unique_ptr<PreparedNode> forward_node(const Graph& g, const Node& n, int in
 // A gate whose work its self-gated activation's Mul does: nothing to run.
 std::unique_ptr<PreparedNode> skipped_node();
 
+// A Conv-like primitive (`pd`) between the node's plain buffers: its input reordered into
+// the workspace where the primitive wants another format, constant weights prepacked (or
+// reordered on every run), its output through the workspace where needed (kernels_conv.cpp).
+void run_through_workspace(DnnlNode& node, const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
+                           const memory& src, const memory& weights, const Value& weights_value, const memory& bias,
+                           const memory& dst, const std::string& what, const PrepareOptions& options);
+
 // Each family's prepare functions: the node's primitives and bindings into `node`, or
 // NotFast (or a dnnl::error) when the fast set does not take it.
 void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
+// An integer Conv (ir/integer_node.h) as oneDNN's int8 convolution (kernels_integer_conv.cpp).
+void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
 void prepare_conv_transpose(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
 void prepare_pool(DnnlNode& node, const Graph& g, const Node& n, bool max, bool global, const PrepareOptions& options);
 // y = a·b (+ bias) over descriptors of the node's buffers (kernels_matmul.cpp).

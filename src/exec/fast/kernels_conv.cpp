@@ -79,28 +79,28 @@ void prepare_pointwise_channels_last(DnnlNode& node, const Graph& g, const Node&
   add_matmul(node, A, B, bias, Y, attr, wv.is_constant() ? &wv : nullptr, options);
 }
 
-// Conv and ConvTranspose share the layout work: the primitive descriptor with every
-// format left to oneDNN, then reorders where its choice differs from the plain buffers.
-template <typename Primitive, typename PD>
-void run_through_workspace(DnnlNode& node, const PD& pd, const memory& src, const memory& weights,
-                           const Value& weights_value, const memory& bias, const memory& dst, const std::string& what,
-                           const PrepareOptions& options) {
-  const memory src_in = node.reordered(src, pd.src_desc());
+}  // namespace
+
+// Conv, ConvTranspose and the integer Conv share the layout work: the primitive descriptor
+// with every format left to oneDNN, then reorders where its choice differs from the plain
+// buffers.
+void run_through_workspace(DnnlNode& node, const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
+                           const memory& src, const memory& weights, const Value& weights_value, const memory& bias,
+                           const memory& dst, const std::string& what, const PrepareOptions& options) {
+  const memory src_in = node.reordered(src, pd.src_desc(0));
   const memory weights_in = weights_value.is_constant()
-                                ? node.constant_reordered(weights, *weights_value.constant, pd.weights_desc(), options)
-                                : node.reordered(weights, pd.weights_desc());
-  const bool dst_direct = pd.dst_desc() == dst.get_desc();
-  const memory dst_out = dst_direct ? dst : node.workspace(pd.dst_desc());
+                                ? node.constant_reordered(weights, *weights_value.constant, pd.weights_desc(0), options)
+                                : node.reordered(weights, pd.weights_desc(0));
+  const bool dst_direct = pd.dst_desc(0) == dst.get_desc();
+  const memory dst_out = dst_direct ? dst : node.workspace(pd.dst_desc(0));
   Args args{{DNNL_ARG_SRC, src_in}, {DNNL_ARG_WEIGHTS, weights_in}, {DNNL_ARG_DST, dst_out}};
   if (bias) args.emplace_back(DNNL_ARG_BIAS, bias);
   if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
-  node.add_step(Primitive(pd), std::move(args), what + " " + pd.impl_info_str());
+  node.add_step(primitive, std::move(args), what + " " + pd.impl_info_str());
   if (!dst_direct) node.reorder_step(dst_out, dst);
   // An output over the input is safe while one of them is a workspace copy.
   if (src_in.get() != src.get() || !dst_direct) node.set_keeps_in_place_promise();
 }
-
-}  // namespace
 
 void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
   const Value& xv = in_value(g, n, 0);
@@ -201,7 +201,7 @@ void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOp
       if (mode == 3 &&
           pd.scratchpad_desc().get_size() + pd.src_desc().get_size() + pd.dst_desc().get_size() > (size_t{16} << 20))
         not_fast("Winograd's workspace over 16 MiB");
-      run_through_workspace<dnnl::convolution_forward>(trial, pd, src, weights, wv, bias, dst, "conv", options);
+      run_through_workspace(trial, dnnl::convolution_forward(pd), pd, src, weights, wv, bias, dst, "conv", options);
       finish(trial);
       node = std::move(trial);
       return;
@@ -281,7 +281,7 @@ void prepare_conv_transpose(DnnlNode& node, const Graph& g, const Node& n, const
                                                dnnl_dilations(w.dilations), w.pad_l, w.pad_r);
   const auto pd = usable(dnnl::deconvolution_forward::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()),
                          /*allow_ref=*/false);
-  run_through_workspace<dnnl::deconvolution_forward>(node, pd, src, weights, wv, bias, dst, "deconv", options);
+  run_through_workspace(node, dnnl::deconvolution_forward(pd), pd, src, weights, wv, bias, dst, "deconv", options);
 }
 
 }  // namespace memledger::exec::fast

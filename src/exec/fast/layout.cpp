@@ -24,7 +24,8 @@ class Classes {
 }  // namespace
 
 bool layout_neutral(const Value& v) {
-  if (v.dtype != DType::kFloat32 || v.shape.size() != 4) return true;
+  const bool activation = v.dtype == DType::kFloat32 || v.dtype == DType::kInt8 || v.dtype == DType::kUInt8;
+  if (!activation || v.shape.size() != 4) return true;
   return v.shape[2] * v.shape[3] <= 1;
 }
 

@@ -8,11 +8,12 @@
 //
 // The choice is a fact of the whole prepared graph: a value is channels-last only when its
 // producer and every consumer are fast nodes that take it so, it is not a graph input,
-// output or constant, and its 4-d float tensor has a spatial extent over 1 (below that both
-// orders are the same bytes). Nodes whose inputs and outputs must share an order
-// (elementwise ones, pools, Concat on channels) tie their values into one class; a class
-// is channels-last or not as a whole. A node that oneDNN cannot prepare in that order turns
-// its classes back to row-major, and the nodes around them are prepared again.
+// output or constant, and its 4-d float or 8-bit (an integer Conv's) tensor has a spatial
+// extent over 1 (below that both orders are the same bytes). Nodes whose inputs and outputs
+// must share an order (elementwise ones, pools, Concat on channels) tie their values into
+// one class; a class is channels-last or not as a whole. A node that oneDNN cannot prepare
+// in that order turns its classes back to row-major, and the nodes around them are
+// prepared again.
 #pragma once
 
 #include <cstdint>

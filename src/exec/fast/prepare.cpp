@@ -5,6 +5,7 @@
 // allocate on their own (oneDNN's gemm-based ones pack through malloc) are refused, as are the
 // slow reference ones: then the reference kernel runs.
 #include "exec/fast/kernel_common.h"
+#include "memledger/ir/integer_node.h"
 
 namespace memledger::exec::fast {
 namespace {
@@ -87,6 +88,13 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
     if (has_empty_tensor(g, n)) not_fast("an empty tensor");
     if (kind == FastKernel::kCopy) return prepare_copy(g, n);
     auto node = std::make_unique<DnnlNode>();
+    // An integer operator's fast form, where the op table says the fast set has one.
+    if (is_integer_node(g, n)) {
+      const OpRecord* record = find_op(n, g.opset);
+      if (!record || !record->integer.fast || kind != FastKernel::kConv) not_fast("no fast integer " + n.op);
+      prepare_integer_conv(*node, g, n, options);
+      return node;
+    }
     switch (kind) {
       case FastKernel::kConv:
         prepare_conv(*node, g, n, options);

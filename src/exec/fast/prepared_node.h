@@ -93,7 +93,7 @@ struct LayoutRule {
   std::vector<ValueId> row_major;
 };
 LayoutRule layout_rule(const Graph& graph, const Node& node);
-// A value whose spatial extent is 1 (or that is not a 4-d float tensor) has one byte order.
+// A value whose spatial extent is 1 (or that is not a 4-d float or 8-bit tensor) has one byte order.
 bool layout_neutral(const Value& v);
 
 // How deep this thread is inside a oneDNN call of a run (execute, set_data_handle) right now (0 outside): a test that
