@@ -55,14 +55,11 @@ std::string reference_reason(const Graph& graph, const Node& node) {
 
 // Why a node the fast set has a kernel for may not run fast: the reference kernel's own
 // check (training modes, attributes it refuses) holds for the fast kernel too.
-// An integer node (ir/integer_node.h) runs on the reference integer kernels unless the op
-// table says the fast set has its integer form (IntegerRule::fast): the fast set's float
-// kernels must never see quantized bytes.
+// An integer node runs on the reference integer kernels unless the fast set has its integer
+// form (fast/prepared_node.h).
 std::string fast_blocker(const Graph& graph, const Node& node) {
-  if (is_integer_node(graph, node)) {
-    const OpRecord* record = find_op(node, graph.opset);
-    if (!record || !record->integer.fast) return "an integer operator: the fast set has no integer kernel for it";
-  }
+  if (is_integer_node(graph, node) && !exec::fast::has_fast_integer_form(graph, node))
+    return "an integer operator: the fast set has no integer kernel for it";
   if (auto why = dtype_reason(graph, node); !why.empty()) return why;
   if (const exec::Kernel* kernel = exec::find_kernel(node)) {
     try {

@@ -366,6 +366,17 @@ TEST(QuantizedConv, TheFastConvRunsWhereTheMachineHasInt8DotProducts) {
   if (exec::fast::has_int8_dot_products()) {
     EXPECT_GE(fast_cases, 3);
   }
+  // int8 weights with a zero point other than 0 (oneDNN has none for weights): the reference
+  // kernel runs the node, exactly as defined.
+  ConvGraph r = conv_graph(kConvCases[0]);
+  for (int64_t& z : r.wq.zero_points) z = 3;
+  r.g.value(r.g.node(r.g.order()[0]).inputs[1]).quant = r.wq;
+  const Executor fast(r.g, {.kernels = KernelSet::kFast, .threads = 1});
+  EXPECT_EQ(fast.kernel_set_of(r.g.order()[0]), KernelSet::kReference) << fast.summary();
+  const Tensor x = codes(kI8, kConvCases[0].x, 5);
+  const std::vector<Tensor> a = run_graph(r.g, {x}, {.kernels = KernelSet::kFast});
+  const std::vector<int32_t> want = conv_reference(kConvCases[0], r, x);
+  for (int64_t i = 0; i < a[0].elements(); ++i) ASSERT_EQ(code(a[0], i), want[static_cast<size_t>(i)]) << i;
 }
 
 TEST(QuantizedConv, ChecksRefuseWhatTheKernelCannotRun) {

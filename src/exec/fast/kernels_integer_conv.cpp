@@ -23,13 +23,6 @@ dt integer_type(const Value& v, bool allow_unsigned) {
   not_fast(fmt::format("'{}' is {}", v.name, dtype_name(v.dtype)));
 }
 
-const Quantization& per_tensor(const Value& v) {
-  if (!v.quant) not_fast(fmt::format("'{}' is not quantized", v.name));
-  if (v.quant->scales.size() != 1 || v.quant->zero_points.size() != 1)
-    not_fast(fmt::format("'{}' is quantized per axis", v.name));
-  return *v.quant;
-}
-
 }  // namespace
 
 void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
@@ -40,10 +33,10 @@ void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const P
   const Value& wv = in_value(g, n, 1);
   const Value& yv = out_value(g, n);
   const dt x_type = integer_type(xv, true), w_type = integer_type(wv, false), y_type = integer_type(yv, true);
-  const Quantization& xq = per_tensor(xv);
-  const Quantization& yq = per_tensor(yv);
-  if (!wv.quant) not_fast("unquantized weights");
-  const Quantization& wq = *wv.quant;
+  // The quantization parameters were checked by the reference kernel's check (per tensor for
+  // input and output, per tensor or per map for the weights, an int32 bias with zero point 0),
+  // which the executor asks before any fast kernel (fast_blocker).
+  const Quantization &xq = *xv.quant, &wq = *wv.quant, &yq = *yv.quant;
   if (std::any_of(wq.zero_points.begin(), wq.zero_points.end(), [](int64_t z) { return z != 0; }))
     not_fast("weights with a zero point other than 0");
 
@@ -54,7 +47,6 @@ void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const P
   const std::vector<int64_t> kernel(wd.begin() + 2, wd.end());
   if (n.has_attr("kernel_shape") && n.ints_attr("kernel_shape") != kernel) not_fast("kernel_shape");
   const Window w = forward_window(n, xv.shape, yv.shape, kernel);
-  if (wq.scales.size() != 1 && static_cast<int64_t>(wq.scales.size()) != maps) not_fast("weight scales");
 
   // The multipliers as the reference kernel computes them: in float, left to right.
   std::vector<float> scales;
@@ -77,8 +69,6 @@ void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const P
   memory bias;
   memory::desc bias_desc;
   if (has_in(n, 2)) {
-    const Value& bv = in_value(g, n, 2);
-    if (bv.dtype != DType::kInt32 || to_dims(bv.shape) != memory::dims{maps}) not_fast("bias");
     bias = node.input(2, plain_desc({maps}, dt::s32));
     bias_desc = bias.get_desc();
   }

@@ -20,6 +20,11 @@ void all_row_major(LayoutRule& rule, const Node& n, size_t from = 0, size_t out_
 
 bool has_fast_kernel(const Graph& g, const Node& node) { return fast_kernel(g, node) != FastKernel::kNone; }
 
+bool has_fast_integer_form(const Graph& g, const Node& node) {
+  const OpRecord* record = find_op(node, g.opset);
+  return record && record->integer.fast;
+}
+
 LayoutRule layout_rule(const Graph& g, const Node& n) {
   LayoutRule rule;
   const FastKernel kind = fast_kernel(g, n);
@@ -90,8 +95,7 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
     auto node = std::make_unique<DnnlNode>();
     // An integer operator's fast form, where the op table says the fast set has one.
     if (is_integer_node(g, n)) {
-      const OpRecord* record = find_op(n, g.opset);
-      if (!record || !record->integer.fast || kind != FastKernel::kConv) not_fast("no fast integer " + n.op);
+      if (!has_fast_integer_form(g, n) || kind != FastKernel::kConv) not_fast("no fast integer " + n.op);
       prepare_integer_conv(*node, g, n, options);
       return node;
     }

@@ -80,6 +80,10 @@ const Node* post_op_node(const Graph& graph, const Node& conv);
 // Whether the fast set has a kernel for the operator at all: its op table record (at the
 // graph's opset) names a FastKernel family.
 bool has_fast_kernel(const Graph& graph, const Node& node);
+// Whether the fast set runs an integer node (ir/integer_node.h) at all: its op table record
+// says the fast set has its integer form (IntegerRule::fast). Its float kernels never see
+// quantized bytes.
+bool has_fast_integer_form(const Graph& graph, const Node& node);
 
 // The fast kernel of `node` prepared for options.threads threads, or null with `why` saying why
 // the fast set does not run this node (then the reference kernel does).
