@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "integer_elementwise.h"
 #include "kernel.h"
 #include "memledger/ir/window.h"
 #include "quantized.h"
@@ -151,33 +152,7 @@ std::string check_conv(const Graph& g, const Node& n) {
 
 // ---- pools ----
 
-// Requantizes a window's sum of x − z_x over `count` positions.
-struct MeanQuant {
-  int32_t x_zero;
-  Requantization rule;
-  float x_scale, y_scale;
-  int32_t y_zero;
-  QuantRange range;
-
-  int32_t operator()(int32_t sum, int64_t count) const {
-    const double m = rule == Requantization::kFloatScale
-                         ? static_cast<double>(x_scale / (y_scale * static_cast<float>(count)))
-                         : static_cast<double>(x_scale) / (static_cast<double>(y_scale) * static_cast<double>(count));
-    int32_t v;
-    if (rule == Requantization::kFloatScale)
-      v = scale_round_half_even(sum, static_cast<float>(m));
-    else
-      v = multiply_by_quantized_multiplier(sum, quantize_multiplier(m));
-    return saturate(static_cast<int64_t>(v) + y_zero, range);
-  }
-};
-
-MeanQuant mean_quant(const KernelContext& ctx) {
-  const Quantization& xq = input_quant(ctx, 0);
-  const Quantization& yq = output_quant(ctx);
-  return {static_cast<int32_t>(xq.zero_point()), ctx.graph.requantization,         xq.scale(), yq.scale(),
-          static_cast<int32_t>(yq.zero_point()), quant_range(ctx.outputs[0].dtype)};
-}
+// The mean of a window: integer_elementwise.h's MeanQuant, shared with the fast set.
 
 template <typename X, typename Y>
 void average_pool_typed(KernelContext& ctx) {

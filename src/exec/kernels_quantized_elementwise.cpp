@@ -1,14 +1,8 @@
 // The integer elementwise operators: Add and Mul (broadcast), Concat (each input
 // requantized to the output's parameters), and the activations Relu, Clip, LeakyRelu,
 // Sigmoid, HardSigmoid, HardSwish, Tanh by a 256-entry table (dequantize every possible
-// input, apply the float function, quantize by the graph's rule: quantized.h).
-//
-// Add and Mul, kFloatScale (onnxruntime's QLinearAdd / QLinearMul, in float):
-//   y = sat(round_half_even(s_a/s_y·(a − z_a) + s_b/s_y·(b − z_b)) + z_y)
-//   y = sat(round_half_even(s_a·s_b/s_y·(a − z_a)(b − z_b)) + z_y)
-// kFixedPoint (TFLite's int8 Add and Mul): Add left-shifts both operands by 20 bits and
-// scales them by s/(2·max(s_a, s_b)), sums, and scales by 2·max/(2^20·s_y), each a Q31
-// multiplier; Mul scales the product (a − z_a)(b − z_b) by s_a·s_b/s_y.
+// input, apply the float function, quantize by the graph's rule: quantized.h). Add's and
+// Mul's arithmetic under either rule is integer_elementwise.h's, shared with the fast set.
 // Concat: an input quantized like the output is copied; another is requantized with
 // s_i/s_y (scale_round_half_even or the Q31 multiplier).
 #include <algorithm>
@@ -18,6 +12,7 @@
 #include <limits>
 
 #include "activation_functions.h"
+#include "integer_elementwise.h"
 #include "kernel.h"
 #include "quantized.h"
 #include "strided.h"
@@ -48,57 +43,15 @@ void broadcast_codes(const KernelContext& ctx, Y* y, F&& f) {
 
 template <bool kMul>
 void binary(KernelContext& ctx) {
-  const Quantization& aq = input_quant(ctx, 0);
-  const Quantization& bq = input_quant(ctx, 1);
-  const Quantization& yq = output_quant(ctx);
-  const int32_t za = static_cast<int32_t>(aq.zero_point()), zb = static_cast<int32_t>(bq.zero_point());
-  const int32_t zy = static_cast<int32_t>(yq.zero_point());
-  const QuantRange range = quant_range(ctx.out().dtype);
-  const float sa = aq.scale(), sb = bq.scale(), sy = yq.scale();
-  const bool fixed = ctx.graph.requantization == Requantization::kFixedPoint;
   with_8bit_type(ctx.in(0).dtype, [&](auto at) {
     with_8bit_type(ctx.in(1).dtype, [&](auto bt) {
       with_8bit_type(ctx.out().dtype, [&](auto yt) {
         using A = decltype(at);
         using B = decltype(bt);
         using Y = decltype(yt);
-        Y* y = ctx.out().as<Y>();
-        if constexpr (kMul) {
-          if (fixed) {
-            const FixedPointMultiplier m =
-                quantize_multiplier(static_cast<double>(sa) * static_cast<double>(sb) / static_cast<double>(sy));
-            broadcast_codes<A, B, Y>(ctx, y, [&](int32_t a, int32_t b) {
-              return saturate(static_cast<int64_t>(multiply_by_quantized_multiplier((a - za) * (b - zb), m)) + zy,
-                              range);
-            });
-          } else {
-            const float m = sa * sb / sy;
-            broadcast_codes<A, B, Y>(ctx, y, [&](int32_t a, int32_t b) {
-              const float v = m * static_cast<float>((a - za) * (b - zb));
-              return saturate(static_cast<int64_t>(std::nearbyint(v)) + zy, range);
-            });
-          }
-        } else {
-          if (fixed) {
-            constexpr int kLeftShift = 20;
-            const double twice_max = 2.0 * std::max<double>(sa, sb);
-            const FixedPointMultiplier ma = quantize_multiplier(sa / twice_max);
-            const FixedPointMultiplier mb = quantize_multiplier(sb / twice_max);
-            const FixedPointMultiplier my =
-                quantize_multiplier(twice_max / ((1 << kLeftShift) * static_cast<double>(sy)));
-            broadcast_codes<A, B, Y>(ctx, y, [&](int32_t a, int32_t b) {
-              const int32_t sa_ = multiply_by_quantized_multiplier((a - za) * (1 << kLeftShift), ma);
-              const int32_t sb_ = multiply_by_quantized_multiplier((b - zb) * (1 << kLeftShift), mb);
-              return saturate(static_cast<int64_t>(multiply_by_quantized_multiplier(sa_ + sb_, my)) + zy, range);
-            });
-          } else {
-            const float ra = sa / sy, rb = sb / sy;
-            broadcast_codes<A, B, Y>(ctx, y, [&](int32_t a, int32_t b) {
-              const float v = ra * static_cast<float>(a - za) + rb * static_cast<float>(b - zb);
-              return saturate(static_cast<int64_t>(std::nearbyint(v)) + zy, range);
-            });
-          }
-        }
+        with_integer_binary(kMul, ctx.graph.requantization, input_quant(ctx, 0), input_quant(ctx, 1), output_quant(ctx),
+                            quant_range(ctx.out().dtype),
+                            [&](const auto& op) { broadcast_codes<A, B, Y>(ctx, ctx.out().as<Y>(), op); });
       });
     });
   });
@@ -163,10 +116,8 @@ std::string check_concat(const Graph& g, const Node& n) {
 
 using RealFunction = std::function<float(float)>;
 
-// The float function of an activation node; Clip reads its bounds from its inputs (float,
-// or integers dequantized by their own parameters or else by x's).
-RealFunction activation(const KernelContext& ctx) {
-  const Node& n = ctx.node;
+// The float function of an activation node other than Clip (whose bounds are its inputs).
+RealFunction node_function(const Node& n) {
   if (n.op == "Relu") return [](float x) { return x > 0 ? x : 0.0f; };
   if (n.op == "Sigmoid") return sigmoid;
   if (n.op == "Tanh") return [](float x) { return std::tanh(x); };
@@ -179,7 +130,14 @@ RealFunction activation(const KernelContext& ctx) {
     const float alpha = n.float_attr("alpha", 0.01f);
     return [alpha](float x) { return x >= 0 ? x : alpha * x; };
   }
-  ML_CHECK(n.op == "Clip", "no integer activation {}", n.op);
+  fail("node {}: no integer activation {}", n.label(), n.op);
+}
+
+// The float function of an activation node; Clip reads its bounds from its inputs (float,
+// or integers dequantized by their own parameters or else by x's).
+RealFunction activation(const KernelContext& ctx) {
+  const Node& n = ctx.node;
+  if (n.op != "Clip") return node_function(n);
   float lo = n.float_attr("min", -std::numeric_limits<float>::infinity());
   float hi = n.float_attr("max", std::numeric_limits<float>::infinity());
   const auto bound = [&](size_t i, float& target) {
@@ -201,12 +159,26 @@ RealFunction activation(const KernelContext& ctx) {
   return [lo, hi](float x) { return std::min(hi, std::max(lo, x)); };
 }
 
+}  // namespace
+
+std::array<int32_t, 256> integer_activation_table(const KernelContext& ctx) {
+  return activation_table(ctx.graph.requantization, input_quant(ctx, 0), ctx.in(0).dtype, output_quant(ctx),
+                          ctx.outputs[0].dtype, activation(ctx));
+}
+
+std::array<int32_t, 256> integer_activation_table(const Graph& g, const Node& n) {
+  const Value& x = g.value(n.inputs.at(0));
+  const Value& y = g.value(n.outputs.at(0));
+  ML_CHECK(x.quant && y.quant, "node {}: an integer activation without quantization", n.label());
+  return activation_table(g.requantization, *x.quant, x.dtype, *y.quant, y.dtype, node_function(n));
+}
+
+namespace {
+
 void table_activation(KernelContext& ctx) {
-  const RealFunction f = activation(ctx);
   const InputView& x = ctx.in(0);
   OutputView& y = ctx.out();
-  const std::array<int32_t, 256> table =
-      activation_table(ctx.graph.requantization, input_quant(ctx, 0), x.dtype, output_quant(ctx), y.dtype, f);
+  const std::array<int32_t, 256> table = integer_activation_table(ctx);
   const int32_t lo = quant_range(x.dtype).lo;
   with_8bit_type(x.dtype, [&](auto xt) {
     with_8bit_type(y.dtype, [&](auto yt) {

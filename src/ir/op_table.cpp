@@ -210,7 +210,9 @@ OpRecord integer(OpRecord r, IntegerRule rule) {
   return r;
 }
 constexpr IntegerRule kRequantizing{.form = IntegerForm::kRequantizes};
-constexpr IntegerRule kBinaryRequantizing{.form = IntegerForm::kRequantizes, .quantized_inputs = 2};
+// ... whose integer form the fast set runs too (its own loops: exec/fast/kernels_integer_eltwise).
+constexpr IntegerRule kFastRequantizing{.form = IntegerForm::kRequantizes, .fast = true};
+constexpr IntegerRule kBinaryRequantizing{.form = IntegerForm::kRequantizes, .quantized_inputs = 2, .fast = true};
 constexpr IntegerRule kSameQuant{.form = IntegerForm::kSameQuant};
 
 // An operator, its value rule and its fast-executor family, for the loops below.
@@ -234,7 +236,7 @@ std::vector<OpRecord> make_table() {
   for (std::string_view op : {"Elu", "Exp", "Sqrt", "Tanh"})
     t.push_back(fast(shaped(unary(op), s::same), K::kActivation));
   for (std::string_view op : {"HardSwish", "LeakyRelu"})
-    t.push_back(integer(fast(shaped(unary(op), s::same), K::kActivation), kRequantizing));
+    t.push_back(integer(fast(shaped(unary(op), s::same), K::kActivation), kFastRequantizing));
   // Activations a Conv may compute as its post-op; Relu and Clip are idempotent.
   auto post_op = [](bool idempotent) {
     return [idempotent](OpRecord& r) {
@@ -242,10 +244,11 @@ std::vector<OpRecord> make_table() {
       r.idempotent = idempotent;
     };
   };
-  t.push_back(integer(fast(shaped(with(unary("Relu"), post_op(true)), s::same), K::kActivation), kRequantizing));
-  t.push_back(integer(fast(shaped(with(unary("Sigmoid"), post_op(false)), s::same), K::kActivation), kRequantizing));
+  t.push_back(integer(fast(shaped(with(unary("Relu"), post_op(true)), s::same), K::kActivation), kFastRequantizing));
   t.push_back(
-      integer(fast(shaped(with(unary("HardSigmoid"), post_op(false)), s::same), K::kActivation), kRequantizing));
+      integer(fast(shaped(with(unary("Sigmoid"), post_op(false)), s::same), K::kActivation), kFastRequantizing));
+  t.push_back(
+      integer(fast(shaped(with(unary("HardSigmoid"), post_op(false)), s::same), K::kActivation), kFastRequantizing));
   // Evaluated on integer constants too (shape computations).
   for (auto [op, value, kernel] : std::initializer_list<Valued>{{"Abs", s::value_abs, K::kActivation},
                                                                 {"Neg", s::value_neg, K::kActivation},
@@ -254,7 +257,7 @@ std::vector<OpRecord> make_table() {
     t.push_back(fast(shaped(unary(op), s::same, value), kernel));
   for (std::string_view op : {"IsInf", "IsNaN"}) t.push_back(shaped(unary(op), s::to_bool));
   // Clip's min and max come as inputs 1 and 2 (real numbers, also over integers).
-  t.push_back(integer(fast(shaped(with(unary("Clip"), post_op(true)), s::same), K::kActivation), kRequantizing));
+  t.push_back(integer(fast(shaped(with(unary("Clip"), post_op(true)), s::same), K::kActivation), kFastRequantizing));
   t.push_back(
       shaped(with(unary("Cast"), [](OpRecord& r) { r.in_place = InPlaceRule::kNone; }), s::cast, s::value_cast));
   t.push_back(shaped(with(unary("CastLike"), [](OpRecord& r) { r.in_place = InPlaceRule::kNone; }), s::cast_like));
@@ -401,7 +404,7 @@ std::vector<OpRecord> make_table() {
                                [](OpRecord& r) {
                                  r.tile = T::kGlobalPool;
                                  r.patch = PatchRule::kGlobalPool;
-                                 r.integer = kRequantizing;
+                                 r.integer = kFastRequantizing;
                                }),
                           s::global_pool),
                    K::kGlobalPool));
@@ -481,7 +484,8 @@ std::vector<OpRecord> make_table() {
                        .weight_input = 1,
                        .bias_input = 2,
                        .weight_channel_axis = -1,
-                       .transposed_by = "transB"}));
+                       .transposed_by = "transB",
+                       .fast = true}));
   t.push_back(integer(
       fast(shaped(OpRecord{.name = "MatMul", .tile = T::kMatMul, .macs = matmul_macs}, s::matmul), K::kMatMul),
       {.form = IntegerForm::kRequantizes, .quantized_inputs = 2, .weight_input = 1, .weight_channel_axis = -1}));

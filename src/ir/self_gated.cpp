@@ -19,7 +19,11 @@ bool is_self_gate(const Node& gate) {
   return record && record->domain.empty() && known_gate(record->name);
 }
 
-std::optional<SelfGatedPair> match_self_gated(const Graph& g, const Node& mul) {
+std::optional<SelfGatedPair> match_self_gated(const Graph& g, const Node& mul, GateTypes types) {
+  auto typed = [types](const Value& v) {
+    if (types == GateTypes::kFloat32) return v.dtype == DType::kFloat32;
+    return (v.dtype == DType::kInt8 || v.dtype == DType::kUInt8) && v.quant.has_value();
+  };
   const OpRecord* record = find_op(mul);
   if (!record || !record->is("", "Mul") || mul.inputs.size() != 2 || mul.outputs.size() != 1) return std::nullopt;
   for (int side = 0; side < 2; ++side) {
@@ -31,9 +35,7 @@ std::optional<SelfGatedPair> match_self_gated(const Graph& g, const Node& mul) {
     if (!is_self_gate(gate) || gate.inputs.size() != 1 || gate.inputs[0] != x || gate.outputs.size() != 1) continue;
     const Value& xv = g.value(x);
     const Value& y = g.value(mul.outputs[0]);
-    if (xv.dtype != DType::kFloat32 || g.value(s).shape != xv.shape || y.shape != xv.shape ||
-        y.dtype != DType::kFloat32)
-      continue;
+    if (!typed(xv) || !typed(g.value(s)) || !typed(y) || g.value(s).shape != xv.shape || y.shape != xv.shape) continue;
     if (g.is_graph_output(s) || g.consumers(s).size() != 1) continue;
     return SelfGatedPair{.gate = producer, .x = 1 - side};
   }

@@ -106,8 +106,10 @@ struct IntegerRule {
   int bias_input = -1;          // an int32 bias in the accumulator's units: scale s_x·s_w, zero point 0
   int weight_channel_axis = 0;  // the weight axis that indexes output channels; negative: from the end
   std::string_view transposed_by;  // an attribute that, when 1, swaps a matrix weight's axes (Gemm's transB)
-  // The fast set runs the integer form too (with the record's FastKernel family), where the
-  // machine has int8 dot products (exec/fast/isa.h); elsewhere the reference integer kernel.
+  // The fast set runs the integer form too, with the record's FastKernel family: Conv and Gemm
+  // as oneDNN's int8 convolution where the machine has int8 dot products (exec/fast/isa.h),
+  // elementwise ones and GlobalAveragePool as its own loops on every machine; elsewhere, and
+  // where its kernel refuses the node, the reference integer kernel.
   bool fast = false;
 };
 

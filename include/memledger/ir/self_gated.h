@@ -21,13 +21,17 @@ bool is_self_gated(const Node& node);
 bool is_self_gate(const Node& gate);
 
 // The pair y = Mul(x, gate(x)) that one SelfGated node computes: a Sigmoid or HardSigmoid of x
-// that only this Mul reads (not a graph output), x, the gate's output and y all float32 of one
-// shape. The one matcher of the pattern: fit's fusion and the fast kernels' swish both ask it.
+// that only this Mul reads (not a graph output), x, the gate's output and y of one shape, all
+// float32 (`types` kFloat32) or all 8-bit quantized (kQuantized8: an int8 model's SiLU, whose
+// y is a function of x's 256 codes). The one matcher of the pattern: fit's fusion and the
+// fast kernels' swish and integer gate table all ask it.
 struct SelfGatedPair {
   NodeId gate;
   int x = -1;  // which of the Mul's two inputs is x
 };
-std::optional<SelfGatedPair> match_self_gated(const Graph& graph, const Node& mul);
+enum class GateTypes : uint8_t { kFloat32, kQuantized8 };
+std::optional<SelfGatedPair> match_self_gated(const Graph& graph, const Node& mul,
+                                              GateTypes types = GateTypes::kFloat32);
 
 // The node y = SelfGated(x) for the pair Mul(x, gate(x)): attribute `gate` names the
 // gate's operator, its own attributes (HardSigmoid's alpha and beta) come along.

@@ -126,8 +126,17 @@ void run_through_workspace(DnnlNode& node, const dnnl::primitive& primitive, con
 // Each family's prepare functions: the node's primitives and bindings into `node`, or
 // NotFast (or a dnnl::error) when the fast set does not take it.
 void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
-// An integer Conv (ir/integer_node.h) as oneDNN's int8 convolution (kernels_integer_conv.cpp).
+// An integer Conv (ir/integer_node.h) as oneDNN's int8 convolution, an integer Gemm as its
+// one-wide convolution over the rows (kernels_integer_conv.cpp).
 void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
+void prepare_integer_gemm(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
+// The integer Add and Mul, activation tables, self-gated pairs and GlobalAveragePool as the fast set's own
+// loops, bit-identical to the reference kernels (kernels_integer_eltwise.cpp).
+std::unique_ptr<PreparedNode> prepare_integer_binary(const Graph& g, const Node& n, const PrepareOptions& options);
+std::unique_ptr<PreparedNode> prepare_integer_activation(const Graph& g, const Node& n);
+// The Mul y = x·gate(x) of an 8-bit self-gated pair (input x = `x`) as one table over x's codes.
+std::unique_ptr<PreparedNode> prepare_integer_gated(const Graph& g, const Node& mul, int x);
+std::unique_ptr<PreparedNode> prepare_integer_global_pool(const Graph& g, const Node& n, const PrepareOptions& options);
 void prepare_conv_transpose(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
 void prepare_pool(DnnlNode& node, const Graph& g, const Node& n, bool max, bool global, const PrepareOptions& options);
 // y = a·b (+ bias) over descriptors of the node's buffers (kernels_matmul.cpp).

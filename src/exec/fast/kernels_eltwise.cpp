@@ -14,6 +14,7 @@
 
 #include "exec/fast/kernel_common.h"
 #include "exec/fast/silu.h"
+#include "memledger/ir/integer_node.h"
 #include "memledger/ir/self_gated.h"
 
 namespace memledger::exec::fast {
@@ -228,9 +229,10 @@ std::unique_ptr<PreparedNode> forward_node(const Graph& g, const Node& n, int in
 std::unique_ptr<PreparedNode> skipped_node() { return std::make_unique<SkippedNode>(); }
 
 // The input x of `mul` (0 or 1) when `mul` is a self-gated activation's Mul, x·gate(x), whose gate
-// (gated_product) only that Mul reads; else -1.
+// (gated_product) only that Mul reads, in float32 or (an integer Mul) in 8-bit codes; else -1.
 int gated_input(const Graph& g, const Node& mul) {
-  const std::optional<SelfGatedPair> pair = match_self_gated(g, mul);
+  const GateTypes types = is_integer_node(g, mul) ? GateTypes::kQuantized8 : GateTypes::kFloat32;
+  const std::optional<SelfGatedPair> pair = match_self_gated(g, mul, types);
   return pair && gated_product(g.node(pair->gate)) ? pair->x : -1;
 }
 

@@ -1,4 +1,4 @@
-// The fast integer Conv (ir/integer_node.h): oneDNN's int8 convolution, grouped and
+// The fast integer Conv and Gemm (ir/integer_node.h): oneDNN's int8 convolution, grouped and
 // depthwise, on int8 or uint8 activations quantized per tensor, int8 weights per tensor or
 // per output channel with zero point 0 (what onnxruntime's quantizer writes), an int32 bias.
 // oneDNN computes the reference kernel's sum exactly (the input's zero point subtracted,
@@ -8,7 +8,8 @@
 // point, as onnxruntime does: where acc · m lies within a float rounding of a half, the two
 // differ by one LSB (1 of 1,944 outputs of a random 3×3 Conv). Taken only where the machine
 // has int8 dot products (fast/isa.h) and for the float-scale rule of ONNX models: TFLite's
-// fixed-point rule stays with the reference kernels.
+// fixed-point rule stays with the reference kernels. A Gemm is the same convolution, one
+// wide, over the rows of its A (prepare_integer_gemm).
 #include <algorithm>
 
 #include "exec/fast/isa.h"
@@ -23,12 +24,38 @@ dt integer_type(const Value& v, bool allow_unsigned) {
   not_fast(fmt::format("'{}' is {}", v.name, dtype_name(v.dtype)));
 }
 
-}  // namespace
-
-void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
+// What both fast integer products need: int8 dot products, the float-scale rule.
+void require_fast_integer_product(const Graph& g) {
   if (!has_int8_dot_products())
     not_fast("no int8 dot products on this machine: oneDNN's int8 kernels would round (exec/fast/isa.h)");
   if (g.requantization != Requantization::kFloatScale) not_fast("TFLite's fixed-point requantization");
+}
+
+// The multipliers as the reference kernel computes them: in float, left to right.
+std::vector<float> output_scales(const Quantization& xq, const Quantization& wq, const Quantization& yq) {
+  if (std::any_of(wq.zero_points.begin(), wq.zero_points.end(), [](int64_t z) { return z != 0; }))
+    not_fast("weights with a zero point other than 0");
+  std::vector<float> scales;
+  for (int64_t m = 0; m < static_cast<int64_t>(wq.scales.size()); ++m)
+    scales.push_back(xq.scale() * wq.scale(m) / yq.scale());
+  return scales;
+}
+
+// The attributes of an int8 product: per-map (or one) output scales on dimension 1, the
+// source's and destination's zero points.
+dnnl::primitive_attr integer_attr(const Quantization& xq, const Quantization& wq, const Quantization& yq) {
+  const std::vector<float> scales = output_scales(xq, wq, yq);
+  dnnl::primitive_attr attr = user_scratchpad_attr();
+  attr.set_output_scales(scales.size() == 1 ? 0 : 1 << 1, scales);
+  if (xq.zero_point() != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {static_cast<int32_t>(xq.zero_point())});
+  if (yq.zero_point() != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {static_cast<int32_t>(yq.zero_point())});
+  return attr;
+}
+
+}  // namespace
+
+void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
+  require_fast_integer_product(g);
   const Value& xv = in_value(g, n, 0);
   const Value& wv = in_value(g, n, 1);
   const Value& yv = out_value(g, n);
@@ -36,9 +63,7 @@ void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const P
   // The quantization parameters were checked by the reference kernel's check (per tensor for
   // input and output, per tensor or per map for the weights, an int32 bias with zero point 0),
   // which the executor asks before any fast kernel (fast_blocker).
-  const Quantization &xq = *xv.quant, &wq = *wv.quant, &yq = *yv.quant;
-  if (std::any_of(wq.zero_points.begin(), wq.zero_points.end(), [](int64_t z) { return z != 0; }))
-    not_fast("weights with a zero point other than 0");
+  const dnnl::primitive_attr attr = integer_attr(*xv.quant, *wv.quant, *yv.quant);
 
   const memory::dims x = to_dims(xv.shape), wd = to_dims(wv.shape), y = to_dims(yv.shape);
   if (x.size() < 3 || x.size() > 5 || wd.size() != x.size() || y.size() != x.size()) not_fast("rank");
@@ -47,15 +72,6 @@ void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const P
   const std::vector<int64_t> kernel(wd.begin() + 2, wd.end());
   if (n.has_attr("kernel_shape") && n.ints_attr("kernel_shape") != kernel) not_fast("kernel_shape");
   const Window w = forward_window(n, xv.shape, yv.shape, kernel);
-
-  // The multipliers as the reference kernel computes them: in float, left to right.
-  std::vector<float> scales;
-  for (int64_t m = 0; m < static_cast<int64_t>(wq.scales.size()); ++m)
-    scales.push_back(xq.scale() * wq.scale(m) / yq.scale());
-  dnnl::primitive_attr attr = user_scratchpad_attr();
-  attr.set_output_scales(scales.size() == 1 ? 0 : 1 << 1, scales);
-  if (xq.zero_point() != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {static_cast<int32_t>(xq.zero_point())});
-  if (yq.zero_point() != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {static_cast<int32_t>(yq.zero_point())});
 
   memory::dims wdims = wd;  // [M, C/g, k...] or, grouped, [g, M/g, C/g, k...]
   if (group > 1) {
@@ -83,6 +99,42 @@ void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const P
       dnnl_dilations(w.dilations), w.pad_l, w.pad_r);
   const auto pd = usable(dnnl::convolution_forward::primitive_desc(desc, attr, cpu_engine()), /*allow_ref=*/false);
   run_through_workspace(node, dnnl::convolution_forward(pd), pd, src, weights, wv, bias, dst, "int8 conv", options);
+}
+
+// An integer Gemm y[M, N] = A[M, K]·B (+ C) as a one-wide int8 convolution over the rows, as
+// the float Gemm's add_matmul_as_conv: A's rows are the source's M positions (nwc: a row is
+// a position's K channels), y's rows the destination's, B's N columns the maps (weights
+// quantized per column or per tensor); multipliers, zero points and the int32 bias C as the
+// integer Conv's. transA is refused (the quantizer never writes it).
+void prepare_integer_gemm(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
+  require_fast_integer_product(g);
+  const Value& av = in_value(g, n, 0);
+  const Value& bv = in_value(g, n, 1);
+  const Value& yv = out_value(g, n);
+  const dt a_type = integer_type(av, true), b_type = integer_type(bv, false), y_type = integer_type(yv, true);
+  if (n.int_attr("transA", 0) != 0) not_fast("transA");
+  if (av.shape.size() != 2 || bv.shape.size() != 2 || yv.shape.size() != 2) not_fast("rank");
+  const bool tb = n.int_attr("transB", 0) != 0;
+  const int64_t M = yv.shape[0], N = yv.shape[1], K = av.shape[1];
+  if (av.shape[0] != M || bv.shape != (tb ? Shape{N, K} : Shape{K, N})) not_fast("operand extents");
+  const dnnl::primitive_attr attr = integer_attr(*av.quant, *bv.quant, *yv.quant);
+  const memory src = node.input(0, memory::desc({1, K, M}, a_type, memory::dims{M * K, 1, K}));
+  const memory weights =
+      node.input(1, memory::desc({N, K, 1}, b_type, tb ? memory::dims{K, 1, 1} : memory::dims{1, N, 1}));
+  const memory dst = node.output(0, memory::desc({1, N, M}, y_type, memory::dims{M * N, 1, N}));
+  memory bias;
+  memory::desc bias_desc;
+  if (has_in(n, 2)) {
+    if (element_count(in_value(g, n, 2).shape, in_value(g, n, 2).name) != N) not_fast("C other than a row of biases");
+    bias = node.input(2, plain_desc({N}, dt::s32));
+    bias_desc = bias.get_desc();
+  }
+  const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm::convolution_direct,
+                                             src.get_desc(), memory::desc({N, K, 1}, b_type, memory::format_tag::any),
+                                             bias_desc, dst.get_desc(), {1}, {0}, {0}, {0});
+  const auto pd = usable(dnnl::convolution_forward::primitive_desc(desc, attr, cpu_engine()), /*allow_ref=*/false);
+  run_through_workspace(node, dnnl::convolution_forward(pd), pd, src, weights, bv, bias, dst, "int8 gemm as conv",
+                        options);
 }
 
 }  // namespace memledger::exec::fast

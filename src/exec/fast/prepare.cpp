@@ -95,9 +95,25 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
     auto node = std::make_unique<DnnlNode>();
     // An integer operator's fast form, where the op table says the fast set has one.
     if (is_integer_node(g, n)) {
-      if (!has_fast_integer_form(g, n) || kind != FastKernel::kConv) not_fast("no fast integer " + n.op);
-      prepare_integer_conv(*node, g, n, options);
-      return node;
+      if (!has_fast_integer_form(g, n)) not_fast("no fast integer " + n.op);
+      switch (kind) {
+        case FastKernel::kConv:
+          prepare_integer_conv(*node, g, n, options);
+          return node;
+        case FastKernel::kGemm:
+          prepare_integer_gemm(*node, g, n, options);
+          return node;
+        case FastKernel::kBinary:
+          if (const int x = options.fuse ? gated_input(g, n) : -1; x >= 0) return prepare_integer_gated(g, n, x);
+          return prepare_integer_binary(g, n, options);
+        case FastKernel::kActivation:
+          if (options.fuse && gated_mul_of(g, n)) return skipped_node();
+          return prepare_integer_activation(g, n);
+        case FastKernel::kGlobalPool:
+          return prepare_integer_global_pool(g, n, options);
+        default:
+          not_fast("no fast integer " + n.op);
+      }
     }
     switch (kind) {
       case FastKernel::kConv:

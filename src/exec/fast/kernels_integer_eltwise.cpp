@@ -1,0 +1,276 @@
+// The fast integer elementwise operators and GlobalAveragePool: the fast set's own loops,
+// on activations in either byte order (a chain of fast int8 Convs keeps its activations
+// channels-last through them), computing the reference kernels' very integers (the
+// per-element arithmetic is integer_elementwise.h's, shared with them): bit-identical on
+// every machine, with no int8 dot products needed.
+//   Add, Mul: operands of the output's shape (in the output's order), or one of them a
+//     scalar or a per-channel vector ([C] broadcast over a 4-d output's channel axis, as
+//     a squeeze-and-excitation gate or a per-channel constant is).
+//   Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish: the reference kernel's table.
+//   x·Sigmoid(x), x·HardSigmoid(x) (a SiLU or hard-swish as exported: the Mul with its gate,
+//     ir/self_gated.h): y depends on x's code alone, so the gate's table and the Mul's
+//     arithmetic fold into one table; the gate's node is skipped (its output never written).
+//   GlobalAveragePool: int32 sums per channel (channels-last: in the workspace, one per
+//     channel), requantized by the shared mean.
+// Both rules (onnxruntime's float scale, TFLite's fixed point) are taken. The loops are
+// built with GCC's dynamic vectorizer cost model and -fno-trapping-math (CMakeLists.txt): plain -O2 leaves
+// them scalar.
+#include <cstring>
+#include <functional>
+
+#include "exec/fast/kernel_common.h"
+#include "exec/integer_elementwise.h"
+
+namespace memledger::exec::fast {
+namespace {
+
+// A node run by one of the loops below.
+class IntegerLoopNode : public PreparedNode {
+ public:
+  IntegerLoopNode(std::function<void(KernelContext&)> run, std::string what, int64_t workspace, int in_place_input)
+      : run_(std::move(run)), what_(std::move(what)), workspace_(workspace), in_place_input_(in_place_input) {}
+  int64_t workspace_bytes() const override { return workspace_; }
+  void run(KernelContext& ctx) override { run_(ctx); }
+  std::string describe() const override { return what_; }
+  // Elementwise: each element is read before it is written, at the same offset.
+  bool keeps_in_place_promise() const override { return in_place_input_ >= 0; }
+  int in_place_input() const override { return in_place_input_; }
+
+ private:
+  std::function<void(KernelContext&)> run_;
+  std::string what_;
+  int64_t workspace_;
+  int in_place_input_;
+};
+
+// Calls f(A{}, B{}, Y{}) with the 8-bit types of the values.
+template <typename F>
+void with_types(DType a, DType b, DType y, F&& f) {
+  with_8bit_type(a, [&](auto at) {
+    with_8bit_type(b, [&](auto bt) { with_8bit_type(y, [&](auto yt) { f(at, bt, yt); }); });
+  });
+}
+
+bool is_8bit(DType t) { return t == DType::kInt8 || t == DType::kUInt8; }
+
+void require_8bit(const Value& v) {
+  if (!is_8bit(v.dtype) || !v.quant) not_fast(fmt::format("'{}' is not an 8-bit quantized tensor", v.name));
+}
+
+// ---- Add, Mul ----
+
+// How the second operand (`other`) of a binary node meets the full-shape one.
+enum class Broadcast : uint8_t { kNone, kScalar, kChannel };
+
+// Output element i's channel under the layout: NHWC (i % C) or NCHW ((i / HW) % C).
+struct ChannelIndex {
+  int64_t channels = 1, plane = 1;  // C, H·W
+  bool channels_last = false;
+};
+
+// y = op(full, other) (operands in the node's order: `full_first` says whether the full-shape
+// operand is input 0) over `count` elements.
+template <bool kFullFirst, typename F, typename O, typename Y, typename Op>
+void binary_loop(const F* full, const O* other, Y* y, int64_t count, Broadcast how, const ChannelIndex& at,
+                 const Op& op) {
+  auto apply = [&op](int32_t f, int32_t o) { return kFullFirst ? op(f, o) : op(o, f); };
+  switch (how) {
+    case Broadcast::kNone:
+      for (int64_t i = 0; i < count; ++i)
+        y[i] = static_cast<Y>(apply(static_cast<int32_t>(full[i]), static_cast<int32_t>(other[i])));
+      return;
+    case Broadcast::kScalar: {
+      const auto s = static_cast<int32_t>(other[0]);
+      for (int64_t i = 0; i < count; ++i) y[i] = static_cast<Y>(apply(static_cast<int32_t>(full[i]), s));
+      return;
+    }
+    case Broadcast::kChannel: {
+      const int64_t C = at.channels, P = at.plane;
+      if (at.channels_last) {  // each pixel's C channels against the vector
+        for (int64_t p = 0; p < count; p += C)
+          for (int64_t c = 0; c < C; ++c)
+            y[p + c] = static_cast<Y>(apply(static_cast<int32_t>(full[p + c]), static_cast<int32_t>(other[c])));
+      } else {  // each channel's plane against its entry
+        for (int64_t p = 0, c = 0; p < count; p += P, c = (c + 1) % C) {
+          const auto s = static_cast<int32_t>(other[c]);
+          for (int64_t i = 0; i < P; ++i) y[p + i] = static_cast<Y>(apply(static_cast<int32_t>(full[p + i]), s));
+        }
+      }
+      return;
+    }
+  }
+}
+
+// Whether `other` (shape `o`) is a per-channel vector of the 4-d output `y`: [C] along the
+// channel axis after right alignment, 1 elsewhere, with one batch.
+bool per_channel(const Shape& o, const Shape& y) {
+  if (y.size() != 4 || y[0] != 1 || o.size() > 4 || o.size() < 3) return false;
+  Shape padded(4 - o.size(), 1);
+  padded.insert(padded.end(), o.begin(), o.end());
+  return padded[0] == 1 && padded[1] == y[1] && padded[2] == 1 && padded[3] == 1;
+}
+
+}  // namespace
+
+std::unique_ptr<PreparedNode> prepare_integer_binary(const Graph& g, const Node& n, const PrepareOptions& options) {
+  if (n.inputs.size() != 2 || n.outputs.size() != 1) not_fast("not a two-input node");
+  const bool mul = n.op == "Mul";
+  if (!mul && n.op != "Add") not_fast("no fast integer " + n.op);
+  const Value& yv = out_value(g, n);
+  const Value &a = in_value(g, n, 0), &b = in_value(g, n, 1);
+  for (const Value* v : {&a, &b, &yv}) require_8bit(*v);
+  const bool full_first = a.shape == yv.shape;
+  const Value& full = full_first ? a : b;
+  const Value& other = full_first ? b : a;
+  if (full.shape != yv.shape) not_fast("neither operand has the output's shape");
+  const int64_t count = element_count(yv.shape, yv.name);
+  Broadcast how = Broadcast::kNone;
+  ChannelIndex at;
+  if (other.shape != yv.shape) {
+    if (element_count(other.shape, other.name) == 1) {
+      how = Broadcast::kScalar;
+    } else if (per_channel(other.shape, yv.shape)) {
+      how = Broadcast::kChannel;
+      at = {yv.shape[1], yv.shape[2] * yv.shape[3], channels_last(options, n.outputs[0])};
+    } else {
+      not_fast("a broadcast other than a scalar or a per-channel vector");
+    }
+  }
+  const int full_index = full_first ? 0 : 1;
+  auto run = [mul, count, how, at, full_first, full_index](KernelContext& ctx) {
+    const InputView& f = ctx.in(static_cast<size_t>(full_index));
+    const InputView& o = ctx.in(static_cast<size_t>(1 - full_index));
+    with_types(f.dtype, o.dtype, ctx.out().dtype, [&](auto ft, auto ot, auto yt) {
+      using F = decltype(ft);
+      using O = decltype(ot);
+      using Y = decltype(yt);
+      with_integer_binary(mul, ctx.graph.requantization, input_quant(ctx, 0), input_quant(ctx, 1), output_quant(ctx),
+                          quant_range(ctx.out().dtype), [&](const auto& op) {
+                            if (full_first)
+                              binary_loop<true>(f.as<F>(), o.as<O>(), ctx.out().as<Y>(), count, how, at, op);
+                            else
+                              binary_loop<false>(f.as<F>(), o.as<O>(), ctx.out().as<Y>(), count, how, at, op);
+                          });
+    });
+  };
+  const char* shape = how == Broadcast::kNone ? "" : how == Broadcast::kScalar ? ", scalar" : ", per channel";
+  return std::make_unique<IntegerLoopNode>(run, fmt::format("integer {} (loop{})", n.op, shape), 0, full_index);
+}
+
+namespace {
+
+// y[i] = codes[x[i] − lo] over `count` elements.
+template <typename X, typename Y>
+void table_loop(const X* x, Y* y, int64_t count, const std::array<Y, 256>& codes, int32_t lo) {
+  for (int64_t i = 0; i < count; ++i) y[i] = codes[static_cast<size_t>(static_cast<int32_t>(x[i]) - lo)];
+}
+
+// Runs y = table[x − lo] from input `x_input` with the table's entries as y's type.
+void run_table(KernelContext& ctx, size_t x_input, const std::array<int32_t, 256>& table, int64_t count) {
+  const int32_t lo = quant_range(ctx.in(x_input).dtype).lo;
+  with_8bit_type(ctx.in(x_input).dtype, [&](auto xt) {
+    with_8bit_type(ctx.out().dtype, [&](auto yt) {
+      using Y = decltype(yt);
+      std::array<Y, 256> codes{};
+      for (size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<Y>(table[i]);
+      table_loop(ctx.in(x_input).as<decltype(xt)>(), ctx.out().as<Y>(), count, codes, lo);
+    });
+  });
+}
+
+// The fused self-gated Mul's node: says fused(), so its gate's node may be skipped.
+class GatedTableNode : public IntegerLoopNode {
+ public:
+  using IntegerLoopNode::IntegerLoopNode;
+  bool fused() const override { return true; }
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedNode> prepare_integer_activation(const Graph& g, const Node& n) {
+  const Value& xv = in_value(g, n, 0);
+  const Value& yv = out_value(g, n);
+  require_8bit(xv);
+  require_8bit(yv);
+  if (xv.shape != yv.shape) not_fast("shape");
+  const int64_t count = element_count(yv.shape, yv.name);
+  if (n.op == "Clip") {  // its bounds are inputs: the table is made at each run
+    auto run = [count](KernelContext& ctx) { run_table(ctx, 0, integer_activation_table(ctx), count); };
+    return std::make_unique<IntegerLoopNode>(run, "integer Clip (table)", 0, 0);
+  }
+  const std::array<int32_t, 256> table = integer_activation_table(g, n);
+  auto run = [count, table](KernelContext& ctx) { run_table(ctx, 0, table, count); };
+  return std::make_unique<IntegerLoopNode>(run, "integer " + n.op + " (table)", 0, 0);
+}
+
+std::unique_ptr<PreparedNode> prepare_integer_gated(const Graph& g, const Node& mul, int x) {
+  const Value& xv = in_value(g, mul, static_cast<size_t>(x));
+  const Value& sv = in_value(g, mul, static_cast<size_t>(1 - x));
+  const Value& yv = out_value(g, mul);
+  for (const Value* v : {&xv, &sv, &yv}) require_8bit(*v);
+  const Node& gate = g.node(sv.producer);
+  // y as a function of x's code: the gate's table, then the Mul's arithmetic on (x, gate(x)),
+  // in the Mul's operand order — the reference kernels' two steps, folded into one table.
+  const std::array<int32_t, 256> gate_table = integer_activation_table(g, gate);
+  std::array<int32_t, 256> table{};
+  const QuantRange xr = quant_range(xv.dtype);
+  with_integer_binary(true, g.requantization, x == 0 ? *xv.quant : *sv.quant, x == 0 ? *sv.quant : *xv.quant,
+                      *yv.quant, quant_range(yv.dtype), [&](const auto& op) {
+                        for (int32_t q = xr.lo; q <= xr.hi; ++q) {
+                          const int32_t s = gate_table[static_cast<size_t>(q - xr.lo)];
+                          table[static_cast<size_t>(q - xr.lo)] = x == 0 ? op(q, s) : op(s, q);
+                        }
+                      });
+  const int64_t count = element_count(yv.shape, yv.name);
+  const auto input = static_cast<size_t>(x);
+  auto run = [count, table, input](KernelContext& ctx) { run_table(ctx, input, table, count); };
+  return std::make_unique<GatedTableNode>(run, "integer x*" + gate.op + "(x) (one table)", 0, x);
+}
+
+std::unique_ptr<PreparedNode> prepare_integer_global_pool(const Graph& g, const Node& n, const PrepareOptions& options) {
+  if (n.op != "GlobalAveragePool") not_fast("no fast integer " + n.op);
+  const Value& xv = in_value(g, n, 0);
+  const Value& yv = out_value(g, n);
+  require_8bit(xv);
+  require_8bit(yv);
+  if (xv.shape.size() < 3) not_fast("rank");
+  const int64_t batches = xv.shape[0], C = xv.shape[1];
+  const int64_t plane = batches * C == 0 ? 0 : element_count(xv.shape, xv.name) / (batches * C);
+  const bool cl = channels_last(options, n.inputs[0]);
+  const int64_t workspace = cl ? (C * static_cast<int64_t>(sizeof(int32_t)) + 63) / 64 * 64 : 0;
+  auto run = [batches, C, plane, cl](KernelContext& ctx) {
+    const MeanQuant mq = mean_quant(ctx);
+    const int64_t count = std::max<int64_t>(plane, 1);
+    // Σ(x − z_x) = Σx − plane·z_x exactly in int32 (the reference check bounds the elements).
+    const auto offset = static_cast<int32_t>(plane) * mq.x_zero;
+    with_8bit_type(ctx.in(0).dtype, [&](auto xt) {
+      with_8bit_type(ctx.out().dtype, [&](auto yt) {
+        using X = decltype(xt);
+        using Y = decltype(yt);
+        const X* x = ctx.in(0).as<X>();
+        Y* y = ctx.out().as<Y>();
+        if (!cl) {
+          for (int64_t p = 0; p < batches * C; ++p) {
+            int32_t sum = 0;
+            for (int64_t i = 0; i < plane; ++i) sum += static_cast<int32_t>(x[p * plane + i]);
+            y[p] = static_cast<Y>(mq(sum - offset, count));
+          }
+          return;
+        }
+        auto* sums = reinterpret_cast<int32_t*>(ctx.workspace.data());
+        for (int64_t b = 0; b < batches; ++b) {
+          std::memset(sums, 0, static_cast<size_t>(C) * sizeof(int32_t));
+          const X* image = x + b * plane * C;
+          for (int64_t p = 0; p < plane; ++p)
+            for (int64_t c = 0; c < C; ++c) sums[c] += static_cast<int32_t>(image[p * C + c]);
+          for (int64_t c = 0; c < C; ++c) y[b * C + c] = static_cast<Y>(mq(sums[c] - offset, count));
+        }
+      });
+    });
+  };
+  return std::make_unique<IntegerLoopNode>(run, cl ? "integer GlobalAveragePool (loop, channels-last)"
+                                                   : "integer GlobalAveragePool (loop)",
+                                           workspace, -1);
+}
+
+}  // namespace memledger::exec::fast

@@ -1,0 +1,237 @@
+// The fast set's integer elementwise loops, GlobalAveragePool and Gemm
+// (exec/fast/kernels_integer_eltwise.cpp, kernels_integer_conv.cpp) against the reference
+// integer kernels: the loops compute the reference's very integers (bit-identical, in either
+// byte order, under both requantization rules, int8 and uint8); the int8 Gemm, where the
+// machine has int8 dot products, within one LSB. Run once more under ONEDNN_MAX_CPU_ISA=AVX2
+// by scripts/test.sh.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "exec/fast/isa.h"
+#include "memledger/device/profile.h"
+#include "memledger/exec/arena_run.h"
+#include "memledger/exec/executor.h"
+#include "memledger/exec/interpreter.h"
+#include "memledger/plan/memory_plan.h"
+
+namespace memledger {
+namespace {
+
+constexpr DType kI8 = DType::kInt8, kU8 = DType::kUInt8;
+constexpr Requantization kFloat = Requantization::kFloatScale, kFixed = Requantization::kFixedPoint;
+
+Quantization per_tensor(float scale, int64_t zero_point) { return {.scales = {scale}, .zero_points = {zero_point}}; }
+int64_t zero_of(DType t) { return t == kU8 ? 128 : 0; }
+
+// Seeded 8-bit codes over the whole range of `type`.
+Tensor codes(DType type, Shape shape, uint32_t seed) {
+  Tensor t(type, std::move(shape));
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> d(type == kU8 ? 0 : -128, type == kU8 ? 255 : 127);
+  for (int64_t i = 0; i < t.elements(); ++i) {
+    if (type == kI8)
+      t.data<int8_t>()[static_cast<size_t>(i)] = static_cast<int8_t>(d(rng));
+    else
+      t.data<uint8_t>()[static_cast<size_t>(i)] = static_cast<uint8_t>(d(rng));
+  }
+  return t;
+}
+
+// The first differing byte of two runs' outputs, or -1.
+int64_t first_difference(const Tensor& a, const Tensor& b) {
+  const std::span<const std::byte> pa = a.bytes(), pb = b.bytes();
+  if (pa.size() != pb.size()) return 0;
+  for (size_t i = 0; i < pa.size(); ++i)
+    if (pa[i] != pb[i]) return static_cast<int64_t>(i);
+  return -1;
+}
+
+// Runs g on the fast and the reference kernels; the fast run (and its arena run under the
+// fast kernels' own plan) must give the reference's bytes.
+void expect_fast_equals_reference(const Graph& g, const std::vector<Tensor>& inputs) {
+  const std::vector<Tensor> want = run_graph(g, inputs, {.kernels = KernelSet::kReference});
+  const ExecOptions exec{.kernels = KernelSet::kFast, .threads = 1};
+  const std::vector<Tensor> got = Executor(g, exec).run(inputs);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(first_difference(got[i], want[i]), -1) << "output " << i;
+  const MemoryPlan plan = plan_for_kernels(g, builtin_profile("host"), exec);
+  const ArenaRunReport report = run_in_arena(g, plan, inputs, exec);
+  EXPECT_TRUE(report.clean()) << report.failure;
+  EXPECT_TRUE(report.untouched_workspaces.empty());
+}
+
+struct BinaryCase {
+  const char* name;
+  Shape other;
+  bool other_first;  // the broadcast operand is input 0
+};
+const BinaryCase kBinaryCases[] = {
+    {"same shape", {1, 8, 5, 7}, false},          {"scalar", {}, false},
+    {"one-element", {1}, true},                   {"per channel [1,C,1,1]", {1, 8, 1, 1}, false},
+    {"per channel [C,1,1], first", {8, 1, 1}, true},
+};
+
+Graph binary_graph(const char* op, DType type, const Shape& other, bool other_first, Requantization rule) {
+  Graph g;
+  g.requantization = rule;
+  const int64_t z = zero_of(type);
+  const Shape full{1, 8, 5, 7};
+  const ValueId a = g.add_input({.name = "a", .dtype = type, .shape = full, .quant = per_tensor(0.031f, z + 5)});
+  const ValueId b = g.add_input({.name = "b", .dtype = type, .shape = other, .quant = per_tensor(0.067f, z - 9)});
+  const ValueId y = g.add_value({.name = "y", .dtype = type, .shape = full, .quant = per_tensor(0.05f, z + 2)});
+  g.add_node({.name = "op",
+              .op = op,
+              .inputs = other_first ? std::vector<ValueId>{b, a} : std::vector<ValueId>{a, b},
+              .outputs = {y}});
+  g.mark_output(y);
+  return g;
+}
+
+TEST(FastInteger, AddAndMulGiveTheReferenceKernelsIntegers) {
+  for (const BinaryCase& c : kBinaryCases)
+    for (const DType type : {kI8, kU8})
+      for (const Requantization rule : {kFloat, kFixed})
+        for (const char* op : {"Add", "Mul"}) {
+          SCOPED_TRACE(fmt::format("{} {} {} {}", op, c.name, dtype_name(type), to_string(rule)));
+          const Graph g = binary_graph(op, type, c.other, c.other_first, rule);
+          const Executor fast(g, {.kernels = KernelSet::kFast, .threads = 1});
+          EXPECT_EQ(fast.kernel_set_of(g.order()[0]), KernelSet::kFast) << fast.summary();
+          const Tensor a = codes(type, {1, 8, 5, 7}, 1), b = codes(type, c.other, 2);
+          expect_fast_equals_reference(g, {a, b});  // the graph's inputs, as added
+        }
+  // A broadcast the loops do not take ([1,1,5,7] over [1,8,5,7]) stays on the reference kernel.
+  const Graph g = binary_graph("Add", kI8, {1, 1, 5, 7}, false, kFloat);
+  const Executor fast(g, {.kernels = KernelSet::kFast, .threads = 1});
+  EXPECT_EQ(fast.kernel_set_of(g.order()[0]), KernelSet::kReference) << fast.summary();
+}
+
+TEST(FastInteger, ActivationsAndGlobalAveragePoolGiveTheReferenceKernelsIntegers) {
+  for (const DType type : {kI8, kU8})
+    for (const Requantization rule : {kFloat, kFixed})
+      for (const char* op : {"Relu", "Sigmoid", "HardSwish", "HardSigmoid", "LeakyRelu", "Clip", "GlobalAveragePool"}) {
+        SCOPED_TRACE(fmt::format("{} {} {}", op, dtype_name(type), to_string(rule)));
+        Graph g;
+        g.requantization = rule;
+        const int64_t z = zero_of(type);
+        const bool pool = std::string_view(op) == "GlobalAveragePool";
+        const ValueId x = g.add_input({.name = "x", .dtype = type, .shape = {1, 6, 9, 11}, .quant = per_tensor(0.05f, z)});
+        const ValueId y = g.add_value({.name = "y",
+                                       .dtype = type,
+                                       .shape = pool ? Shape{1, 6, 1, 1} : Shape{1, 6, 9, 11},
+                                       .quant = per_tensor(0.013f, z - 40)});
+        Node n{.name = "n", .op = op, .inputs = {x}, .outputs = {y}};
+        if (std::string_view(op) == "Clip") {
+          Tensor lo(DType::kFloat32, {}), hi(DType::kFloat32, {});
+          lo.data<float>()[0] = -0.5f;
+          hi.data<float>()[0] = 1.5f;
+          n.inputs.push_back(g.add_constant("lo", lo));
+          n.inputs.push_back(g.add_constant("hi", hi));
+        }
+        g.add_node(std::move(n));
+        g.mark_output(y);
+        const Executor fast(g, {.kernels = KernelSet::kFast, .threads = 1});
+        EXPECT_EQ(fast.kernel_set_of(g.order()[0]), KernelSet::kFast) << fast.summary();
+        expect_fast_equals_reference(g, {codes(type, {1, 6, 9, 11}, 3)});
+      }
+}
+
+// x → int8 Conv 1×1 → c → c·Sigmoid(GlobalAveragePool(c)) (a squeeze-and-excitation gate,
+// per channel) → HardSwish → + c → SiLU → int8 Conv 1×1: the values between the two Convs
+// are channels-last where the fast Convs run (int8 dot products), and the loops then read
+// and write NHWC. The Convs' weights are multiples of 16 under a multiplier of 1/16, so
+// every Conv output is an integer before rounding and the fast Conv equals the reference one
+// exactly: the whole graph must be bit-identical.
+TEST(FastInteger, LoopsBetweenInt8ConvsRunChannelsLastWithTheReferenceIntegers) {
+  Graph g;
+  const Shape image{1, 16, 6, 6};
+  const Quantization q = per_tensor(0.0625f, 3);
+  auto value = [&](const char* name, Shape shape, Quantization quant) {
+    return g.add_value({.name = name, .dtype = kI8, .shape = std::move(shape), .quant = std::move(quant)});
+  };
+  auto conv = [&](const char* name, ValueId in, uint32_t seed) {
+    Tensor w(kI8, {16, 16, 1, 1});
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> d(-2, 2);
+    for (int64_t i = 0; i < w.elements(); ++i) w.data<int8_t>()[static_cast<size_t>(i)] = static_cast<int8_t>(16 * d(rng));
+    const ValueId wv = g.add_constant(std::string(name) + ".w", w);
+    g.value(wv).quant = per_tensor(1.0f / 16.0f, 0);  // s_x · s_w / s_y = 1/16
+    const ValueId out = value(name, image, q);
+    g.add_node({.name = name, .op = "Conv", .inputs = {in, wv}, .outputs = {out}});
+    return out;
+  };
+  const ValueId x = g.add_input({.name = "x", .dtype = kI8, .shape = image, .quant = q});
+  const ValueId c = conv("c1", x, 7);
+  const ValueId gap = value("gap", {1, 16, 1, 1}, per_tensor(0.03f, -2));
+  g.add_node({.name = "gap", .op = "GlobalAveragePool", .inputs = {c}, .outputs = {gap}});
+  const ValueId gate = value("gate", {1, 16, 1, 1}, per_tensor(1.0f / 256.0f, -128));
+  g.add_node({.name = "sigmoid", .op = "Sigmoid", .inputs = {gap}, .outputs = {gate}});
+  const ValueId scaled = value("scaled", image, per_tensor(0.05f, 1));
+  g.add_node({.name = "excite", .op = "Mul", .inputs = {c, gate}, .outputs = {scaled}});
+  const ValueId act = value("act", image, per_tensor(0.05f, -100));
+  g.add_node({.name = "hardswish", .op = "HardSwish", .inputs = {scaled}, .outputs = {act}});
+  const ValueId sum = value("sum", image, per_tensor(0.07f, 9));
+  g.add_node({.name = "residual", .op = "Add", .inputs = {act, c}, .outputs = {sum}});
+  // A SiLU as exported, Mul(x, Sigmoid(x)): one table in the Mul, the Sigmoid skipped.
+  const ValueId sig = value("sig", image, per_tensor(1.0f / 256.0f, -128));
+  g.add_node({.name = "silu.gate", .op = "Sigmoid", .inputs = {sum}, .outputs = {sig}});
+  const ValueId silu = value("silu", image, q);
+  g.add_node({.name = "silu", .op = "Mul", .inputs = {sig, sum}, .outputs = {silu}});
+  const ValueId y = conv("c2", silu, 8);
+  g.mark_output(y);
+
+  const Executor fast(g, {.kernels = KernelSet::kFast, .threads = 1});
+  const bool int8_convs = exec::fast::has_int8_dot_products();  // else the reference kernels run both
+  EXPECT_EQ(fast.fast_node_count(), static_cast<int>(g.order().size()) - (int8_convs ? 0 : 2)) << fast.summary();
+  for (ValueId v : {c, scaled, act, sum, silu})
+    EXPECT_EQ(fast.channels_last(v), int8_convs) << g.value(v).name << "\n" << fast.summary();
+  expect_fast_equals_reference(g, {codes(kI8, image, 11)});
+}
+
+// An int8 Gemm (per-column weight scales, int32 bias, transB either way) runs as oneDNN's
+// int8 convolution over its rows where the machine has int8 dot products, within one LSB of
+// the reference kernel (oneDNN adds the output's zero point before rounding); otherwise the
+// reference kernel runs it.
+TEST(FastInteger, GemmRunsWhereTheMachineHasInt8DotProducts) {
+  for (const bool trans_b : {true, false}) {
+    SCOPED_TRACE(trans_b ? "transB" : "B as [K, N]");
+    Graph g;
+    const int64_t M = 3, K = 40, N = 24;
+    Quantization bq{.scales = {}, .zero_points = {}, .axis = trans_b ? 0 : 1};
+    for (int64_t j = 0; j < N; ++j) {
+      bq.scales.push_back(0.002f * static_cast<float>(j + 1));
+      bq.zero_points.push_back(0);
+    }
+    Tensor c(DType::kInt32, {N});
+    for (int64_t j = 0; j < N; ++j) c.data<int32_t>()[static_cast<size_t>(j)] = static_cast<int32_t>(100 * j - 900);
+    const ValueId a = g.add_input({.name = "a", .dtype = kU8, .shape = {M, K}, .quant = per_tensor(0.05f, 131)});
+    const ValueId b = g.add_constant("b", codes(kI8, trans_b ? Shape{N, K} : Shape{K, N}, 3));
+    g.value(b).quant = bq;
+    const ValueId cv = g.add_constant("c", c);
+    const ValueId y = g.add_value({.name = "y", .dtype = kU8, .shape = {M, N}, .quant = per_tensor(0.1f, 120)});
+    g.add_node({.name = "gemm",
+                .op = "Gemm",
+                .inputs = {a, b, cv},
+                .outputs = {y},
+                .attributes = {{"transB", int64_t{trans_b ? 1 : 0}}}});
+    g.mark_output(y);
+    const Executor fast(g, {.kernels = KernelSet::kFast, .threads = 1});
+    const bool expect_fast = exec::fast::has_int8_dot_products();
+    EXPECT_EQ(fast.kernel_set_of(g.order()[0]), expect_fast ? KernelSet::kFast : KernelSet::kReference)
+        << fast.summary();
+    const std::vector<Tensor> inputs{codes(kU8, {M, K}, 4)};
+    const Tensor want = run_graph(g, inputs, {.kernels = KernelSet::kReference}).at(0);
+    const Tensor got = run_graph(g, inputs, {.kernels = KernelSet::kFast, .threads = 1}).at(0);
+    ASSERT_EQ(got.elements(), want.elements());
+    int64_t off = 0;
+    for (int64_t i = 0; i < got.elements(); ++i) {
+      const int d = std::abs(got.data<uint8_t>()[i] - want.data<uint8_t>()[i]);
+      ASSERT_LE(d, expect_fast ? 1 : 0) << "output " << i;
+      off += d;
+    }
+    EXPECT_LE(off * 10, got.elements()) << off << " outputs one LSB off";
+  }
+}
+
+}  // namespace
+}  // namespace memledger
