@@ -1,5 +1,5 @@
-// The fast set's integer elementwise loops, GlobalAveragePool and Gemm
-// (exec/fast/kernels_integer_eltwise.cpp, kernels_integer_conv.cpp) against the reference
+// The fast set's integer elementwise loops, GlobalAveragePool, exact f32 Conv and Gemm
+// (exec/fast/kernels_integer_eltwise.cpp, kernels_integer_conv*.cpp) against the reference
 // integer kernels: the loops compute the reference's very integers (bit-identical, in either
 // byte order, under both requantization rules, int8 and uint8); the int8 Gemm, where the
 // machine has int8 dot products, within one LSB. Run once more under ONEDNN_MAX_CPU_ISA=AVX2
@@ -137,11 +137,11 @@ TEST(FastInteger, ActivationsAndGlobalAveragePoolGiveTheReferenceKernelsIntegers
 }
 
 // x → int8 Conv 1×1 → c → c·Sigmoid(GlobalAveragePool(c)) (a squeeze-and-excitation gate,
-// per channel) → HardSwish → + c → SiLU → int8 Conv 1×1: the values between the two Convs
-// are channels-last where the fast Convs run (int8 dot products), and the loops then read
-// and write NHWC. The Convs' weights are multiples of 16 under a multiplier of 1/16, so
-// every Conv output is an integer before rounding and the fast Conv equals the reference one
-// exactly: the whole graph must be bit-identical.
+// per channel) → HardSwish → + c → SiLU → int8 Conv 1×1: the values between the two fast
+// Convs are channels-last, and the loops read and write NHWC. The Convs' weights are
+// multiples of 16 under a multiplier of 1/16, so every Conv output is an integer before
+// rounding and oneDNN's int8 Conv (with int8 dot products) equals the reference one exactly,
+// as the exact f32 one does anyway: the whole graph must be bit-identical.
 TEST(FastInteger, LoopsBetweenInt8ConvsRunChannelsLastWithTheReferenceIntegers) {
   Graph g;
   const Shape image{1, 16, 6, 6};
@@ -181,11 +181,35 @@ TEST(FastInteger, LoopsBetweenInt8ConvsRunChannelsLastWithTheReferenceIntegers) 
   g.mark_output(y);
 
   const Executor fast(g, {.kernels = KernelSet::kFast, .threads = 1});
-  const bool int8_convs = exec::fast::has_int8_dot_products();  // else the reference kernels run both
-  EXPECT_EQ(fast.fast_node_count(), static_cast<int>(g.order().size()) - (int8_convs ? 0 : 2)) << fast.summary();
-  for (ValueId v : {c, scaled, act, sum, silu})
-    EXPECT_EQ(fast.channels_last(v), int8_convs) << g.value(v).name << "\n" << fast.summary();
+  EXPECT_EQ(fast.fast_node_count(), static_cast<int>(g.order().size())) << fast.summary();
+  for (ValueId v : {c, scaled, act, sum, silu}) EXPECT_TRUE(fast.channels_last(v)) << g.value(v).name;
   expect_fast_equals_reference(g, {codes(kI8, image, 11)});
+}
+
+// The exact f32 Conv (TFLite's fixed-point rule here, so on every machine) takes a Conv only
+// where 255·Σ|w| stays under 2^24 for every map: 1×1 over 520 channels with weights of ±127
+// (16.8 M) stays on the reference kernel; with ±126 (16.7 M) it runs fast, the reference's
+// very integers.
+TEST(FastInteger, TheExactConvTakesOnlySumsThatFloatHoldsExactly) {
+  for (const int magnitude : {127, 126}) {
+    SCOPED_TRACE(magnitude);
+    Graph g;
+    g.requantization = kFixed;
+    const int64_t C = 520;
+    Tensor w(kI8, {2, C, 1, 1});
+    for (int64_t i = 0; i < w.elements(); ++i)
+      w.data<int8_t>()[static_cast<size_t>(i)] = static_cast<int8_t>(i % 2 ? magnitude : -magnitude);
+    const ValueId x = g.add_input({.name = "x", .dtype = kU8, .shape = {1, C, 2, 2}, .quant = per_tensor(0.01f, 0)});
+    const ValueId wv = g.add_constant("w", w);
+    g.value(wv).quant = per_tensor(0.001f, 0);
+    const ValueId y = g.add_value({.name = "y", .dtype = kU8, .shape = {1, 2, 2, 2}, .quant = per_tensor(2.0f, 128)});
+    g.add_node({.name = "conv", .op = "Conv", .inputs = {x, wv}, .outputs = {y}});
+    g.mark_output(y);
+    const Executor fast(g, {.kernels = KernelSet::kFast, .threads = 1});
+    EXPECT_EQ(fast.kernel_set_of(g.order()[0]), magnitude == 127 ? KernelSet::kReference : KernelSet::kFast)
+        << fast.summary();
+    expect_fast_equals_reference(g, {codes(kU8, {1, C, 2, 2}, 6)});
+  }
 }
 
 // An int8 Gemm (per-column weight scales, int32 bias, transB either way) runs as oneDNN's

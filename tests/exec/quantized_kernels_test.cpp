@@ -329,21 +329,24 @@ TEST(QuantizedConv, DepthwiseRunsInPlaceInsideItsArena) {
   }
 }
 
-// The fast set runs an integer Conv as oneDNN's int8 convolution where the machine has int8
-// dot products (exec/fast/isa.h), for the float-scale rule and int8 weights with zero point 0;
-// otherwise the reference integer kernel runs it. The fast one equals the definition within
-// one LSB (it adds the output's zero point before rounding), its arena run is clean. Run once
-// more under ONEDNN_MAX_CPU_ISA=AVX2 by scripts/test.sh, where no VNNI is left.
-TEST(QuantizedConv, TheFastConvRunsWhereTheMachineHasInt8DotProducts) {
-  int fast_cases = 0;
+// The fast set runs an integer Conv with int8 weights (zero point 0) on every machine: as
+// oneDNN's int8 convolution where the machine has int8 dot products (exec/fast/isa.h) and the
+// rule is the float-scale one, within one LSB of the definition (oneDNN adds the output's zero
+// point before rounding); otherwise as an exact f32 convolution with the reference's
+// requantization, equal to the definition. Either way its arena run is clean. Run once more
+// under ONEDNN_MAX_CPU_ISA=AVX2 by scripts/test.sh, where no VNNI is left.
+TEST(QuantizedConv, TheFastConvRunsOnEveryMachine) {
+  int int8_cases = 0, exact_cases = 0;
   for (const ConvCase& c : kConvCases) {
     SCOPED_TRACE(c.name);
     const ConvGraph r = conv_graph(c);
     const Executor fast(r.g, {.kernels = KernelSet::kFast, .threads = 1});
-    const bool expect_fast = exec::fast::has_int8_dot_products() && c.rule == kFloat && c.w_type == kI8;
-    EXPECT_EQ(fast.kernel_set_of(r.g.order()[0]), expect_fast ? KernelSet::kFast : KernelSet::kReference)
+    const bool fast_conv = c.w_type == kI8;
+    const bool int8_conv = fast_conv && exec::fast::has_int8_dot_products() && c.rule == kFloat;
+    EXPECT_EQ(fast.kernel_set_of(r.g.order()[0]), fast_conv ? KernelSet::kFast : KernelSet::kReference)
         << fast.summary();
-    fast_cases += expect_fast;
+    int8_cases += int8_conv;
+    exact_cases += fast_conv && !int8_conv;
     const Tensor x = codes(c.x_type, c.x, 5);
     const std::vector<Tensor> a = run_graph(r.g, {x}, {.kernels = KernelSet::kFast});
     const std::vector<int32_t> want = conv_reference(c, r, x);
@@ -351,22 +354,27 @@ TEST(QuantizedConv, TheFastConvRunsWhereTheMachineHasInt8DotProducts) {
     int64_t off_by_one = 0;
     for (int64_t i = 0; i < a[0].elements(); ++i) {
       const int32_t d = std::abs(code(a[0], i) - want[static_cast<size_t>(i)]);
-      ASSERT_LE(d, c.rule == kFixed ? 1 : (expect_fast ? 1 : 0)) << "output " << i;
+      ASSERT_LE(d, c.rule == kFixed ? 1 : (int8_conv ? 1 : 0)) << "output " << i;
       off_by_one += d;
     }
-    if (expect_fast) {
+    if (int8_conv) {
       EXPECT_LE(off_by_one * 100, a[0].elements()) << off_by_one << " outputs one LSB off";
     }
-    const ExecOptions exec{.kernels = KernelSet::kFast, .threads = 1};
+    if (fast_conv && !int8_conv) {  // the exact one: the reference kernel's very integers
+      const std::vector<Tensor> ref = run_graph(r.g, {x}, {.kernels = KernelSet::kReference});
+      for (int64_t i = 0; i < a[0].elements(); ++i) ASSERT_EQ(code(a[0], i), code(ref[0], i)) << "output " << i;
+    }
+  const ExecOptions exec{.kernels = KernelSet::kFast, .threads = 1};
     const MemoryPlan plan = plan_for_kernels(r.g, builtin_profile("host"), exec);
     const ArenaRunReport report = run_in_arena(r.g, plan, {x}, exec);
     EXPECT_TRUE(report.clean()) << report.failure;
     EXPECT_TRUE(report.untouched_workspaces.empty());
   }
+  EXPECT_GE(int8_cases + exact_cases, 3);
   if (exec::fast::has_int8_dot_products()) {
-    EXPECT_GE(fast_cases, 3);
+    EXPECT_GE(int8_cases, 3);
   }
-  // int8 weights with a zero point other than 0 (oneDNN has none for weights): the reference
+  // int8 weights with a zero point other than 0 (neither fast Conv takes them): the reference
   // kernel runs the node, exactly as defined.
   ConvGraph r = conv_graph(kConvCases[0]);
   for (int64_t& z : r.wq.zero_points) z = 3;

@@ -108,8 +108,9 @@ struct IntegerRule {
   std::string_view transposed_by;  // an attribute that, when 1, swaps a matrix weight's axes (Gemm's transB)
   // The fast set runs the integer form too, with the record's FastKernel family: Conv and Gemm
   // as oneDNN's int8 convolution where the machine has int8 dot products (exec/fast/isa.h),
-  // elementwise ones and GlobalAveragePool as its own loops on every machine; elsewhere, and
-  // where its kernel refuses the node, the reference integer kernel.
+  // Conv elsewhere as an exact f32 convolution with the reference's rounding; elementwise ones
+  // and GlobalAveragePool as its own loops on every machine. Where its kernel refuses the
+  // node, the reference integer kernel.
   bool fast = false;
 };
 

@@ -139,6 +139,11 @@ void DnnlNode::add_step(const dnnl::primitive& primitive, std::vector<std::pair<
   impls_.push_back(impl);
 }
 
+void DnnlNode::add_loop(std::function<void(KernelContext&)> loop, const std::string& impl) {
+  steps_.push_back(Step{.primitive = {}, .keep = {}, .args = {}, .loop = std::move(loop)});
+  impls_.push_back(impl);
+}
+
 void DnnlNode::run(KernelContext& ctx) {
   ML_CHECK(static_cast<int64_t>(ctx.workspace.size()) == workspace_bytes_, "node {}: workspace of {} B, {} declared",
            ctx.node.label(), ctx.workspace.size(), workspace_bytes_);
@@ -161,6 +166,10 @@ void DnnlNode::run(KernelContext& ctx) {
     check_status(status, ctx);
   }
   for (Step& step : steps_) {
+    if (step.loop) {
+      step.loop(ctx);
+      continue;
+    }
     ++call_depth;
     const dnnl_status_t status = dnnl_primitive_execute(step.primitive.get(), cpu_stream().get(),
                                                         static_cast<int>(step.args.size()), step.args.data());

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <dnnl.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,6 +52,9 @@ class DnnlNode : public PreparedNode {
 
   void add_step(const dnnl::primitive& primitive, std::vector<std::pair<int, dnnl::memory>> args,
                 const std::string& impl);
+  // A step of the fast set's own code, run in order with the primitives: it may read the
+  // buffers of `ctx` and the data handles of this node's memory objects (bound by then).
+  void add_loop(std::function<void(KernelContext&)> loop, const std::string& impl);
   // After the primitives: output 0 = SiLU of input `input`, or of output 0 itself (in place)
   // where `input` is -1, over `elements` floats (fast/silu.h).
   void set_silu(int input, int64_t elements);
@@ -78,6 +82,7 @@ class DnnlNode : public PreparedNode {
     dnnl::primitive primitive;
     std::vector<dnnl::memory> keep;  // owns the memory objects the C arguments name
     std::vector<dnnl_exec_arg_t> args;
+    std::function<void(KernelContext&)> loop;  // set for add_loop's steps (no primitive)
   };
   dnnl::memory bind(Source source, int index, const dnnl::memory::desc& desc);
 

@@ -130,6 +130,9 @@ void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOp
 // one-wide convolution over the rows (kernels_integer_conv.cpp).
 void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
 void prepare_integer_gemm(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
+// An integer Conv as oneDNN's f32 convolution over the codes, exact, with the reference's
+// requantization (kernels_integer_conv_f32.cpp): where int8 dot products or the rule rule out the int8 one.
+void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
 // The integer Add and Mul, activation tables, self-gated pairs and GlobalAveragePool as the fast set's own
 // loops, bit-identical to the reference kernels (kernels_integer_eltwise.cpp).
 std::unique_ptr<PreparedNode> prepare_integer_binary(const Graph& g, const Node& n, const PrepareOptions& options);

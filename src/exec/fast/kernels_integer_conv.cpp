@@ -7,9 +7,10 @@
 // The reference integer kernel (kernels_quantized_conv.cpp) rounds before it adds the zero
 // point, as onnxruntime does: where acc · m lies within a float rounding of a half, the two
 // differ by one LSB (1 of 1,944 outputs of a random 3×3 Conv). Taken only where the machine
-// has int8 dot products (fast/isa.h) and for the float-scale rule of ONNX models: TFLite's
-// fixed-point rule stays with the reference kernels. A Gemm is the same convolution, one
-// wide, over the rows of its A (prepare_integer_gemm).
+// has int8 dot products (fast/isa.h) and for the float-scale rule of ONNX models; elsewhere
+// (and under TFLite's fixed-point rule) the Conv runs as an exact f32 convolution with the
+// reference's rounding (kernels_integer_conv_f32.cpp). A Gemm is the same int8 convolution,
+// one wide, over the rows of its A (prepare_integer_gemm).
 #include <algorithm>
 
 #include "exec/fast/isa.h"
@@ -55,7 +56,10 @@ dnnl::primitive_attr integer_attr(const Quantization& xq, const Quantization& wq
 }  // namespace
 
 void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
-  require_fast_integer_product(g);
+  if (!has_int8_dot_products() || g.requantization != Requantization::kFloatScale) {
+    prepare_integer_conv_f32(node, g, n, options);  // exact sums in float, the reference's rounding
+    return;
+  }
   const Value& xv = in_value(g, n, 0);
   const Value& wv = in_value(g, n, 1);
   const Value& yv = out_value(g, n);

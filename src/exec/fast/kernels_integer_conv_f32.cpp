@@ -1,0 +1,181 @@
+// The integer Conv where oneDNN's int8 convolution cannot give the reference kernel's
+// integers: on machines without int8 dot products (oneDNN then halves signed weights) and
+// under TFLite's fixed-point rule (oneDNN requantizes in float). The sums are oneDNN's f32
+// convolution over the codes, which is exact: x − z_x lies within ±255, a weight code within
+// ±128, so every product is an integer under 2^15 and every partial sum, in any order, is
+// bounded by 255·Σ|w| over the map's taps; where that bound stays under 2^24 (checked per map
+// at preparation, else the reference kernel runs the node) every sum is an exactly
+// representable float. Around the primitive, the fast set's own loops: the codes to floats
+// (x − z_x, channels-last; a tap in the padding is then 0, as the reference's zero point is),
+// and the int32 sums plus the int32 bias requantized by the reference's very Requantizer.
+// So the result is the reference kernel's, bit for bit, under either rule, on every machine.
+#include <algorithm>
+#include <cmath>
+
+#include "exec/fast/kernel_common.h"
+#include "exec/integer_elementwise.h"
+#include "exec/quantized.h"
+#include "exec/requantize.h"
+
+namespace memledger::exec::fast {
+namespace {
+
+constexpr double kExactFloatBound = 16777216.0;  // 2^24: every integer up to it is a float
+
+// Strides of `d` ([N, C, spatial...]) with the channels innermost (NHWC for 4-d, NWC, NDHWC).
+memory::dims channels_last_strides(const memory::dims& d) {
+  memory::dims s(d.size());
+  int64_t stride = d[1];
+  for (size_t i = d.size(); i-- > 2;) {
+    s[i] = stride;
+    stride *= d[i];
+  }
+  s[1] = 1;
+  s[0] = stride;
+  return s;
+}
+
+bool is_8bit(const Value& v) { return (v.dtype == DType::kInt8 || v.dtype == DType::kUInt8) && v.quant; }
+
+}  // namespace
+
+void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
+  const Value& xv = in_value(g, n, 0);
+  const Value& wv = in_value(g, n, 1);
+  const Value& yv = out_value(g, n);
+  if (!is_8bit(xv) || !is_8bit(yv) || !is_8bit(wv)) not_fast("not 8-bit quantized operands");
+  if (wv.dtype != DType::kInt8 || !wv.is_constant()) not_fast("weights other than int8 constants");
+  const Quantization &xq = *xv.quant, &wq = *wv.quant, &yq = *yv.quant;
+  if (std::any_of(wq.zero_points.begin(), wq.zero_points.end(), [](int64_t z) { return z != 0; }))
+    not_fast("weights with a zero point other than 0");
+
+  const memory::dims x = to_dims(xv.shape), wd = to_dims(wv.shape), y = to_dims(yv.shape);
+  if (x.size() < 3 || x.size() > 5 || wd.size() != x.size() || y.size() != x.size()) not_fast("rank");
+  const int64_t group = n.int_attr("group", 1), maps = wd[0], cg = wd[1];
+  if (group < 1 || x[1] != cg * group || maps % group != 0 || y[1] != maps) not_fast("group");
+  const std::vector<int64_t> kernel(wd.begin() + 2, wd.end());
+  if (n.has_attr("kernel_shape") && n.ints_attr("kernel_shape") != kernel) not_fast("kernel_shape");
+  const Window w = forward_window(n, xv.shape, yv.shape, kernel);
+
+  // Every sum exact in float: 255·Σ|w| (the largest |x − z_x| times the map's weights).
+  const QuantRange xr = quant_range(xv.dtype);
+  const auto zx = static_cast<int32_t>(xq.zero_point());
+  const double span = std::max(zx - xr.lo, xr.hi - zx);
+  const Tensor& weights_tensor = *wv.constant;
+  const int64_t taps = weights_tensor.elements() / std::max<int64_t>(maps, 1);
+  const int8_t* codes = weights_tensor.data<int8_t>().data();
+  for (int64_t m = 0; m < maps; ++m) {
+    double sum = 0;
+    for (int64_t k = 0; k < taps; ++k) sum += std::abs(static_cast<double>(codes[m * taps + k]));
+    if (span * sum >= kExactFloatBound)
+      not_fast(fmt::format("map {}: its sums may pass 2^24, where float stops being exact", m));
+  }
+  std::vector<double> multipliers;
+  for (int64_t m = 0; m < (wq.scales.size() == 1 ? 1 : maps); ++m)
+    multipliers.push_back(real_multiplier(g.requantization, xq.scale(), wq.scale(m), yq.scale()));
+  const Requantizer requantize(g.requantization, multipliers, static_cast<int32_t>(yq.zero_point()),
+                               quant_range(yv.dtype));
+
+  memory::dims wdims = wd;  // [M, C/g, k...] or, grouped, [g, M/g, C/g, k...]
+  if (group > 1) {
+    wdims[0] = maps / group;
+    wdims.insert(wdims.begin(), group);
+  }
+  const memory xf = node.workspace(memory::desc(x, dt::f32, channels_last_strides(x)));
+  const memory yf = node.workspace(memory::desc(y, dt::f32, channels_last_strides(y)));
+  const memory weights = node.input(1, plain_desc(wdims, dt::s8));
+  const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm::convolution_direct,
+                                             xf.get_desc(), memory::desc(wdims, dt::f32, memory::format_tag::any),
+                                             memory::desc(), yf.get_desc(), w.strides, dnnl_dilations(w.dilations),
+                                             w.pad_l, w.pad_r);
+  const auto pd = usable(dnnl::convolution_forward::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()),
+                         /*allow_ref=*/false);
+
+  // The codes as floats x − z_x, channels-last.
+  const bool src_cl = channels_last(options, n.inputs[0]), dst_cl = channels_last(options, n.outputs[0]);
+  const int64_t batches = x[0], channels = x[1], plane = element_count(xv.shape, xv.name) / (batches * channels);
+  node.add_loop(
+      [xf, src_cl, batches, channels, plane, zx](KernelContext& ctx) {
+        auto* out = static_cast<float*>(xf.get_data_handle());
+        with_8bit_type(ctx.in(0).dtype, [&](auto t) {
+          const auto* in = ctx.in(0).as<decltype(t)>();
+          if (src_cl) {
+            for (int64_t i = 0; i < batches * plane * channels; ++i)
+              out[i] = static_cast<float>(static_cast<int32_t>(in[i]) - zx);
+            return;
+          }
+          for (int64_t b = 0; b < batches; ++b)
+            for (int64_t c = 0; c < channels; ++c) {
+              const auto* row = in + (b * channels + c) * plane;
+              float* column = out + b * plane * channels + c;
+              for (int64_t s = 0; s < plane; ++s)
+                column[s * channels] = static_cast<float>(static_cast<int32_t>(row[s]) - zx);
+            }
+        });
+      },
+      "memledger codes to float");
+  const memory weights_in = node.constant_reordered(weights, weights_tensor, pd.weights_desc(), options);
+  Args args{{DNNL_ARG_SRC, xf}, {DNNL_ARG_WEIGHTS, weights_in}, {DNNL_ARG_DST, yf}};
+  if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+  node.add_step(dnnl::convolution_forward(pd), std::move(args), std::string("exact f32 conv ") + pd.impl_info_str());
+
+  // The sums (integers, as floats) plus the bias, requantized into the output's order: the
+  // float-scale rule as integer_elementwise.h's round_to_code (the same integers as the
+  // Requantizer's nearbyint, in a loop that vectorizes), the fixed-point one by the Requantizer.
+  const bool has_bias = has_in(n, 2);
+  const int64_t out_plane = element_count(yv.shape, yv.name) / (batches * maps);
+  std::vector<float> scales;
+  if (g.requantization == Requantization::kFloatScale)
+    for (int64_t m = 0; m < maps; ++m)
+      scales.push_back(static_cast<float>(multipliers[multipliers.size() == 1 ? 0 : m]));
+  const auto zy = static_cast<int32_t>(yq.zero_point());
+  const QuantRange yr = quant_range(yv.dtype);
+  node.add_loop(
+      [yf, dst_cl, has_bias, batches, maps, out_plane, requantize, scales, zy, yr](KernelContext& ctx) {
+        const auto* acc = static_cast<const float*>(yf.get_data_handle());
+        const int32_t* bias = has_bias ? ctx.in(2).as<int32_t>() : nullptr;
+        with_8bit_type(ctx.out().dtype, [&](auto t) {
+          using Y = decltype(t);
+          Y* out = ctx.out().as<Y>();
+          // Position p's maps requantized into row (contiguous), then stored in the output's order.
+          auto requantize_position = [&](int64_t p, Y* row) {
+            const float* sums = acc + p * maps;
+            if (!scales.empty()) {
+              const float* scale = scales.data();
+              const int32_t zero = zy;  // locals: the byte stores below may not alias them
+              const QuantRange range = yr;
+              const int64_t count = maps;
+              const int32_t* add = bias;
+              if (add) {
+                for (int64_t m = 0; m < count; ++m)
+                  row[m] = static_cast<Y>(round_to_code(
+                      static_cast<float>(static_cast<int32_t>(sums[m]) + add[m]) * scale[m], zero, range));
+              } else {
+                for (int64_t m = 0; m < count; ++m)
+                  row[m] = static_cast<Y>(
+                      round_to_code(static_cast<float>(static_cast<int32_t>(sums[m])) * scale[m], zero, range));
+              }
+              return;
+            }
+            for (int64_t m = 0; m < maps; ++m)
+              row[m] = static_cast<Y>(
+                  requantize(static_cast<int32_t>(sums[m]) + (bias ? bias[m] : 0), static_cast<size_t>(m)));
+          };
+          if (dst_cl) {
+            for (int64_t p = 0; p < batches * out_plane; ++p) requantize_position(p, out + p * maps);
+            return;
+          }
+          std::vector<Y> row(static_cast<size_t>(maps));  // (a row-major output: a transposing store)
+          for (int64_t p = 0; p < batches * out_plane; ++p) {
+            requantize_position(p, row.data());
+            Y* at = out + (p / out_plane) * maps * out_plane + p % out_plane;
+            for (int64_t m = 0; m < maps; ++m) at[m * out_plane] = row[static_cast<size_t>(m)];
+          }
+        });
+      },
+      "memledger requantization");
+  // Input and output meet only through the workspace copies.
+  node.set_keeps_in_place_promise();
+}
+
+}  // namespace memledger::exec::fast
