@@ -67,8 +67,10 @@ struct BinaryCase {
   bool other_first;  // the broadcast operand is input 0
 };
 const BinaryCase kBinaryCases[] = {
-    {"same shape", {1, 8, 5, 7}, false},          {"scalar", {}, false},
-    {"one-element", {1}, true},                   {"per channel [1,C,1,1]", {1, 8, 1, 1}, false},
+    {"same shape", {1, 8, 5, 7}, false},
+    {"scalar", {}, false},
+    {"one-element", {1}, true},
+    {"per channel [1,C,1,1]", {1, 8, 1, 1}, false},
     {"per channel [C,1,1], first", {8, 1, 1}, true},
 };
 
@@ -115,7 +117,8 @@ TEST(FastInteger, ActivationsAndGlobalAveragePoolGiveTheReferenceKernelsIntegers
         g.requantization = rule;
         const int64_t z = zero_of(type);
         const bool pool = std::string_view(op) == "GlobalAveragePool";
-        const ValueId x = g.add_input({.name = "x", .dtype = type, .shape = {1, 6, 9, 11}, .quant = per_tensor(0.05f, z)});
+        const ValueId x =
+            g.add_input({.name = "x", .dtype = type, .shape = {1, 6, 9, 11}, .quant = per_tensor(0.05f, z)});
         const ValueId y = g.add_value({.name = "y",
                                        .dtype = type,
                                        .shape = pool ? Shape{1, 6, 1, 1} : Shape{1, 6, 9, 11},
@@ -153,7 +156,8 @@ TEST(FastInteger, LoopsBetweenInt8ConvsRunChannelsLastWithTheReferenceIntegers) 
     Tensor w(kI8, {16, 16, 1, 1});
     std::mt19937 rng(seed);
     std::uniform_int_distribution<int> d(-2, 2);
-    for (int64_t i = 0; i < w.elements(); ++i) w.data<int8_t>()[static_cast<size_t>(i)] = static_cast<int8_t>(16 * d(rng));
+    for (int64_t i = 0; i < w.elements(); ++i)
+      w.data<int8_t>()[static_cast<size_t>(i)] = static_cast<int8_t>(16 * d(rng));
     const ValueId wv = g.add_constant(std::string(name) + ".w", w);
     g.value(wv).quant = per_tensor(1.0f / 16.0f, 0);  // s_x · s_w / s_y = 1/16
     const ValueId out = value(name, image, q);

@@ -364,7 +364,7 @@ TEST(QuantizedConv, TheFastConvRunsOnEveryMachine) {
       const std::vector<Tensor> ref = run_graph(r.g, {x}, {.kernels = KernelSet::kReference});
       for (int64_t i = 0; i < a[0].elements(); ++i) ASSERT_EQ(code(a[0], i), code(ref[0], i)) << "output " << i;
     }
-  const ExecOptions exec{.kernels = KernelSet::kFast, .threads = 1};
+    const ExecOptions exec{.kernels = KernelSet::kFast, .threads = 1};
     const MemoryPlan plan = plan_for_kernels(r.g, builtin_profile("host"), exec);
     const ArenaRunReport report = run_in_arena(r.g, plan, {x}, exec);
     EXPECT_TRUE(report.clean()) << report.failure;
