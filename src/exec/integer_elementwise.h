@@ -96,8 +96,8 @@ void with_integer_binary(bool mul, Requantization rule, const Quantization& a, c
   }
   const double twice_max = 2.0 * std::max<double>(sa, sb);
   f(FixedPointAdd{quantize_multiplier(sa / twice_max), quantize_multiplier(sb / twice_max),
-                  quantize_multiplier(twice_max / ((1 << FixedPointAdd::kLeftShift) * static_cast<double>(sy))), za,
-                  zb, zy, range});
+                  quantize_multiplier(twice_max / ((1 << FixedPointAdd::kLeftShift) * static_cast<double>(sy))), za, zb,
+                  zy, range});
 }
 
 // The table of an integer activation node (Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid,

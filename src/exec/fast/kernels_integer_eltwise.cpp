@@ -46,9 +46,8 @@ class IntegerLoopNode : public PreparedNode {
 // Calls f(A{}, B{}, Y{}) with the 8-bit types of the values.
 template <typename F>
 void with_types(DType a, DType b, DType y, F&& f) {
-  with_8bit_type(a, [&](auto at) {
-    with_8bit_type(b, [&](auto bt) { with_8bit_type(y, [&](auto yt) { f(at, bt, yt); }); });
-  });
+  with_8bit_type(
+      a, [&](auto at) { with_8bit_type(b, [&](auto bt) { with_8bit_type(y, [&](auto yt) { f(at, bt, yt); }); }); });
 }
 
 bool is_8bit(DType t) { return t == DType::kInt8 || t == DType::kUInt8; }
@@ -214,8 +213,8 @@ std::unique_ptr<PreparedNode> prepare_integer_gated(const Graph& g, const Node& 
   const std::array<int32_t, 256> gate_table = integer_activation_table(g, gate);
   std::array<int32_t, 256> table{};
   const QuantRange xr = quant_range(xv.dtype);
-  with_integer_binary(true, g.requantization, x == 0 ? *xv.quant : *sv.quant, x == 0 ? *sv.quant : *xv.quant,
-                      *yv.quant, quant_range(yv.dtype), [&](const auto& op) {
+  with_integer_binary(true, g.requantization, x == 0 ? *xv.quant : *sv.quant, x == 0 ? *sv.quant : *xv.quant, *yv.quant,
+                      quant_range(yv.dtype), [&](const auto& op) {
                         for (int32_t q = xr.lo; q <= xr.hi; ++q) {
                           const int32_t s = gate_table[static_cast<size_t>(q - xr.lo)];
                           table[static_cast<size_t>(q - xr.lo)] = x == 0 ? op(q, s) : op(s, q);
@@ -227,7 +226,8 @@ std::unique_ptr<PreparedNode> prepare_integer_gated(const Graph& g, const Node& 
   return std::make_unique<GatedTableNode>(run, "integer x*" + gate.op + "(x) (one table)", 0, x);
 }
 
-std::unique_ptr<PreparedNode> prepare_integer_global_pool(const Graph& g, const Node& n, const PrepareOptions& options) {
+std::unique_ptr<PreparedNode> prepare_integer_global_pool(const Graph& g, const Node& n,
+                                                          const PrepareOptions& options) {
   if (n.op != "GlobalAveragePool") not_fast("no fast integer " + n.op);
   const Value& xv = in_value(g, n, 0);
   const Value& yv = out_value(g, n);
@@ -268,9 +268,8 @@ std::unique_ptr<PreparedNode> prepare_integer_global_pool(const Graph& g, const 
       });
     });
   };
-  return std::make_unique<IntegerLoopNode>(run, cl ? "integer GlobalAveragePool (loop, channels-last)"
-                                                   : "integer GlobalAveragePool (loop)",
-                                           workspace, -1);
+  return std::make_unique<IntegerLoopNode>(
+      run, cl ? "integer GlobalAveragePool (loop, channels-last)" : "integer GlobalAveragePool (loop)", workspace, -1);
 }
 
 }  // namespace memledger::exec::fast
