@@ -395,8 +395,9 @@ std::vector<OpRecord> make_table() {
     r.tile = T::kPool;
     r.patch = PatchRule::kWindow;
   };
-  for (std::string_view op : {"MaxPool", "AveragePool"})
-    t.push_back(integer(fast(shaped(with(channel_first(op), pool), s::pool), K::kPool), kRequantizing));
+  // The fast set takes an integer MaxPool (oneDNN's s8/u8 max pooling); AveragePool stays.
+  t.push_back(integer(fast(shaped(with(channel_first("MaxPool"), pool), s::pool), K::kPool), kFastRequantizing));
+  t.push_back(integer(fast(shaped(with(channel_first("AveragePool"), pool), s::pool), K::kPool), kRequantizing));
   t.push_back(shaped(with(channel_first("LpPool"), pool), s::pool));
   t.push_back(
       shaped(with(channel_first("MaxRoiPool"), [](OpRecord& r) { r.window = WindowKind::kPool; }), s::max_roi_pool));

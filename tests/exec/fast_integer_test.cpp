@@ -1,4 +1,4 @@
-// The fast set's integer elementwise loops, GlobalAveragePool, exact f32 Conv and Gemm
+// The fast set's integer elementwise loops, GlobalAveragePool, MaxPool, exact f32 Conv and Gemm
 // (exec/fast/kernels_integer_eltwise.cpp, kernels_integer_conv*.cpp) against the reference
 // integer kernels: the loops compute the reference's very integers (bit-identical, in either
 // byte order, under both requantization rules, int8 and uint8); the int8 Gemm, where the
@@ -137,6 +137,30 @@ TEST(FastInteger, ActivationsAndGlobalAveragePoolGiveTheReferenceKernelsIntegers
         EXPECT_EQ(fast.kernel_set_of(g.order()[0]), KernelSet::kFast) << fast.summary();
         expect_fast_equals_reference(g, {codes(type, {1, 6, 9, 11}, 3)});
       }
+}
+
+// An integer MaxPool (its output keeps its input's parameters: the reference's check refuses
+// any other) is the max of the codes: oneDNN's s8/u8 max pooling, the reference's integers
+// (padding, strides, either byte order).
+TEST(FastInteger, MaxPoolKeepingItsParametersIsTheMaxOfTheCodes) {
+  for (const DType type : {kI8, kU8}) {
+    SCOPED_TRACE(dtype_name(type));
+    Graph g;
+    const Quantization q = per_tensor(0.05f, zero_of(type) + 3);
+    const ValueId x = g.add_input({.name = "x", .dtype = type, .shape = {1, 5, 9, 8}, .quant = q});
+    const ValueId y = g.add_value({.name = "y", .dtype = type, .shape = {1, 5, 5, 4}, .quant = q});
+    g.add_node({.name = "pool",
+                .op = "MaxPool",
+                .inputs = {x},
+                .outputs = {y},
+                .attributes = {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                               {"strides", std::vector<int64_t>{2, 2}},
+                               {"pads", std::vector<int64_t>{1, 1, 1, 0}}}});
+    g.mark_output(y);
+    const Executor fast(g, {.kernels = KernelSet::kFast, .threads = 1});
+    EXPECT_EQ(fast.kernel_set_of(g.order()[0]), KernelSet::kFast) << fast.summary();
+    expect_fast_equals_reference(g, {codes(type, {1, 5, 9, 8}, 12)});
+  }
 }
 
 // x → int8 Conv 1×1 → c → c·Sigmoid(GlobalAveragePool(c)) (a squeeze-and-excitation gate,

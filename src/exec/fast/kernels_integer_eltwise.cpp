@@ -15,6 +15,7 @@
 // Both rules (onnxruntime's float scale, TFLite's fixed point) are taken. The loops are
 // built with GCC's dynamic vectorizer cost model and -fno-trapping-math (CMakeLists.txt): plain -O2 leaves
 // them scalar.
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
@@ -67,33 +68,47 @@ struct ChannelIndex {
   bool channels_last = false;
 };
 
-// y = op(full, other) (operands in the node's order: `full_first` says whether the full-shape
-// operand is input 0) over `count` elements.
+// y[i] = op(full[i], other[i]) for i < n, or op(full[i], other[0]) where `one_other` (operands
+// in the node's order: kFullFirst says whether the full-shape operand is input 0). Computed into
+// a local chunk and copied out, so that the loop vectorizes also when y is full's own buffer (in
+// place), where GCC's runtime alias check would send it to the scalar loop.
+template <bool kFullFirst, typename F, typename O, typename Y, typename Op>
+void binary_span(const F* full, const O* other, bool one_other, Y* y, int64_t n, const Op& op) {
+  constexpr int64_t kChunk = 512;
+  const Op f = op;  // a local copy: the byte stores below cannot alias it
+  auto apply = [&f](int32_t a, int32_t b) { return kFullFirst ? f(a, b) : f(b, a); };
+  alignas(64) Y chunk[kChunk];
+  for (int64_t start = 0; start < n; start += kChunk) {
+    const int64_t m = std::min(kChunk, n - start);
+    const F* in = full + start;
+    if (one_other) {
+      const auto o = static_cast<int32_t>(other[0]);
+      for (int64_t i = 0; i < m; ++i) chunk[i] = static_cast<Y>(apply(static_cast<int32_t>(in[i]), o));
+    } else {
+      const O* second = other + start;
+      for (int64_t i = 0; i < m; ++i)
+        chunk[i] = static_cast<Y>(apply(static_cast<int32_t>(in[i]), static_cast<int32_t>(second[i])));
+    }
+    std::memcpy(y + start, chunk, static_cast<size_t>(m) * sizeof(Y));
+  }
+}
+
+// y = op(full, other) over `count` elements, `other` broadcast as `how` says.
 template <bool kFullFirst, typename F, typename O, typename Y, typename Op>
 void binary_loop(const F* full, const O* other, Y* y, int64_t count, Broadcast how, const ChannelIndex& at,
                  const Op& op) {
-  auto apply = [&op](int32_t f, int32_t o) { return kFullFirst ? op(f, o) : op(o, f); };
   switch (how) {
     case Broadcast::kNone:
-      for (int64_t i = 0; i < count; ++i)
-        y[i] = static_cast<Y>(apply(static_cast<int32_t>(full[i]), static_cast<int32_t>(other[i])));
+    case Broadcast::kScalar:
+      binary_span<kFullFirst>(full, other, how == Broadcast::kScalar, y, count, op);
       return;
-    case Broadcast::kScalar: {
-      const auto s = static_cast<int32_t>(other[0]);
-      for (int64_t i = 0; i < count; ++i) y[i] = static_cast<Y>(apply(static_cast<int32_t>(full[i]), s));
-      return;
-    }
     case Broadcast::kChannel: {
       const int64_t C = at.channels, P = at.plane;
       if (at.channels_last) {  // each pixel's C channels against the vector
-        for (int64_t p = 0; p < count; p += C)
-          for (int64_t c = 0; c < C; ++c)
-            y[p + c] = static_cast<Y>(apply(static_cast<int32_t>(full[p + c]), static_cast<int32_t>(other[c])));
+        for (int64_t p = 0; p < count; p += C) binary_span<kFullFirst>(full + p, other, false, y + p, C, op);
       } else {  // each channel's plane against its entry
-        for (int64_t p = 0, c = 0; p < count; p += P, c = (c + 1) % C) {
-          const auto s = static_cast<int32_t>(other[c]);
-          for (int64_t i = 0; i < P; ++i) y[p + i] = static_cast<Y>(apply(static_cast<int32_t>(full[p + i]), s));
-        }
+        for (int64_t p = 0, c = 0; p < count; p += P, c = (c + 1) % C)
+          binary_span<kFullFirst>(full + p, other + c, true, y + p, P, op);
       }
       return;
     }

@@ -8,7 +8,14 @@ void prepare_pool(DnnlNode& node, const Graph& g, const Node& n, bool max, bool 
   const Value& xv = in_value(g, n, 0);
   const Value& yv = out_value(g, n);
   if (n.outputs.size() > 1 && n.outputs[1].valid()) not_fast("Indices output");
-  const memory::dims x = all_f32_dims(xv), y = all_f32_dims(yv);
+  // An integer MaxPool whose output keeps the input's parameters is the max of the codes,
+  // which oneDNN's s8/u8 max pooling computes exactly (the reference kernel's integers).
+  const bool integer = xv.dtype == DType::kInt8 || xv.dtype == DType::kUInt8;
+  if (integer && (!max || global || yv.dtype != xv.dtype || !xv.quant || !yv.quant || !(*xv.quant == *yv.quant)))
+    not_fast("an integer pool other than a MaxPool keeping its input's quantization");
+  const dt type = integer ? dnnl_type(xv.dtype) : dt::f32;
+  const memory::dims x = integer ? to_dims(xv.shape) : all_f32_dims(xv);
+  const memory::dims y = integer ? to_dims(yv.shape) : all_f32_dims(yv);
   if (x.size() < 3 || x.size() > 5) not_fast("rank");
   Window w;
   if (global) {
@@ -36,8 +43,8 @@ void prepare_pool(DnnlNode& node, const Graph& g, const Node& n, bool max, bool 
     }
   }
   const bool cl = channels_last(options, n.inputs[0]);  // the output then too, or neutral
-  const memory src = node.input(0, act_desc(x, cl));
-  const memory dst = node.output(0, act_desc(y, cl));
+  const memory src = node.input(0, act_desc(x, cl, type));
+  const memory dst = node.output(0, act_desc(y, cl, type));
   const dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src.get_desc(), dst.get_desc(),
                                             w.strides, w.kernel, dnnl_dilations(w.dilations), w.pad_l, w.pad_r);
   const auto pd = usable(dnnl::pooling_v2_forward::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()),

@@ -111,6 +111,9 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
           return prepare_integer_activation(g, n);
         case FastKernel::kGlobalPool:
           return prepare_integer_global_pool(g, n, options);
+        case FastKernel::kPool:
+          prepare_pool(*node, g, n, n.op == "MaxPool", false, options);
+          return node;
         default:
           not_fast("no fast integer " + n.op);
       }
