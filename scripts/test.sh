@@ -61,7 +61,7 @@ ctest --output-on-failure -j "$(nproc)" "${excluded[@]}"
 # The fast kernels' tests once more with oneDNN capped at AVX2, as an AVX2-only machine runs
 # them (no brgemm matmul, no Winograd, no int8 dot products, the fast set's 8-wide loops: exec/fast/isa.h), so that
 # an AVX-512 machine checks both paths (an AVX2 machine runs them twice alike), and the fast
-# kernels' own plans of fits (their workspaces and roundings differ by ISA). 42 tests; the whole-corpus runs
+# kernels' own plans of fits (their workspaces and roundings differ by ISA). 43 tests; the whole-corpus runs
 # stay with the main run.
 fast_tests='^(Fast[A-Za-z]*\.|QuantizedConv\.TheFast|FitArena\.TheFast|Interpreter\.Fast|NoAllocation\.SmallCnn|OnnxConformance\.NodeTestsPassWithFastKernels|cli\.run_(fast|arena_fast|repeat_prints)|cli\.run\.(arena_fit_fast|arena_fit_nested|int8_arena_fit))'
 ONEDNN_MAX_CPU_ISA=AVX2 ctest --output-on-failure -j "$(nproc)" -R "$fast_tests"

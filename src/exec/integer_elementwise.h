@@ -1,5 +1,6 @@
 // The arithmetic of the integer elementwise operators, one element at a time: Add and Mul
-// under either requantization rule, an activation's 256-entry table, a pool's mean. The
+// under either requantization rule, an activation's 256-entry table, a Concat input's
+// requantization table, a pool's mean. The
 // reference kernels (kernels_quantized_elementwise.cpp, kernels_quantized_conv.cpp's pools)
 // and the fast set's own loops over either byte order (fast/kernels_integer_eltwise.cpp)
 // compute through these, so the two give the same integers by construction.
@@ -98,6 +99,24 @@ void with_integer_binary(bool mul, Requantization rule, const Quantization& a, c
   f(FixedPointAdd{quantize_multiplier(sa / twice_max), quantize_multiplier(sb / twice_max),
                   quantize_multiplier(twice_max / ((1 << FixedPointAdd::kLeftShift) * static_cast<double>(sy))), za, zb,
                   zy, range});
+}
+
+// The output byte of each input byte of a Concat input requantized into y's parameters
+// (y = requantize(x − z_x) by s_x / s_y under `rule`), indexed by the input's raw byte: the
+// reference kernel and the fast set's Concat both copy through it.
+inline std::array<uint8_t, 256> requantize_bytes(Requantization rule, const Quantization& x, DType x_type,
+                                                 const Quantization& y, DType y_type) {
+  const Requantizer rq(rule, {real_multiplier(rule, x.scale(), 1.0f, y.scale())}, static_cast<int32_t>(y.zero_point()),
+                       quant_range(y_type));
+  const auto zx = static_cast<int32_t>(x.zero_point());
+  std::array<uint8_t, 256> table{};
+  for (int b = 0; b < 256; ++b) {
+    const int32_t code = x_type == DType::kInt8 ? static_cast<int8_t>(static_cast<uint8_t>(b)) : b;
+    const int32_t out = rq(code - zx);
+    table[static_cast<size_t>(b)] =
+        y_type == DType::kInt8 ? static_cast<uint8_t>(static_cast<int8_t>(out)) : static_cast<uint8_t>(out);
+  }
+  return table;
 }
 
 // The table of an integer activation node (Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid,

@@ -71,7 +71,6 @@ void concat(KernelContext& ctx) {
   OutputView& y = ctx.out();
   const int64_t axis = normalize_axis(ctx.node, ctx.node.int_attr("axis", 0), y.rank());
   const Quantization& yq = output_quant(ctx);
-  const QuantRange range = quant_range(y.dtype);
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < axis; ++i) outer *= y.shape[static_cast<size_t>(i)];
   for (int64_t i = axis + 1; i < y.rank(); ++i) inner *= y.shape[static_cast<size_t>(i)];
@@ -85,21 +84,11 @@ void concat(KernelContext& ctx) {
       for (int64_t o = 0; o < outer; ++o)
         std::memmove(y.data + o * y_row + at, x.data + o * x_row, static_cast<size_t>(x_row));
     } else {
-      const Requantizer rq(ctx.graph.requantization,
-                           {real_multiplier(ctx.graph.requantization, xq.scale(), 1.0f, yq.scale())},
-                           static_cast<int32_t>(yq.zero_point()), range);
-      const int32_t zx = static_cast<int32_t>(xq.zero_point());
-      with_8bit_type(x.dtype, [&](auto xt) {
-        with_8bit_type(y.dtype, [&](auto yt) {
-          using X = decltype(xt);
-          using Y = decltype(yt);
-          const X* px = x.as<X>();
-          Y* py = y.as<Y>();
-          for (int64_t o = 0; o < outer; ++o)
-            for (int64_t e = 0; e < x_row; ++e)
-              py[o * y_row + at + e] = static_cast<Y>(rq(static_cast<int32_t>(px[o * x_row + e]) - zx));
-        });
-      });
+      const std::array<uint8_t, 256> table = requantize_bytes(ctx.graph.requantization, xq, x.dtype, yq, y.dtype);
+      const auto* px = reinterpret_cast<const uint8_t*>(x.data);
+      auto* py = reinterpret_cast<uint8_t*>(y.data);
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t e = 0; e < x_row; ++e) py[o * y_row + at + e] = table[px[o * x_row + e]];
     }
     at += x_row;
   }

@@ -213,7 +213,9 @@ constexpr IntegerRule kRequantizing{.form = IntegerForm::kRequantizes};
 // ... whose integer form the fast set runs too (its own loops: exec/fast/kernels_integer_eltwise).
 constexpr IntegerRule kFastRequantizing{.form = IntegerForm::kRequantizes, .fast = true};
 constexpr IntegerRule kBinaryRequantizing{.form = IntegerForm::kRequantizes, .quantized_inputs = 2, .fast = true};
-constexpr IntegerRule kSameQuant{.form = IntegerForm::kSameQuant};
+// The byte movers (Identity, Slice, Transpose, the reshapes): the fast set's own kernels move
+// 8-bit codes as they move floats.
+constexpr IntegerRule kSameQuant{.form = IntegerForm::kSameQuant, .fast = true};
 
 // An operator, its value rule and its fast-executor family, for the loops below.
 struct Valued {
@@ -432,7 +434,8 @@ std::vector<OpRecord> make_table() {
   t.push_back(fast(shaped(with(same_axes("Concat", -1),
                                [](OpRecord& r) {
                                  r.patch = PatchRule::kConcat;
-                                 r.integer = {.form = IntegerForm::kRequantizes, .quantized_inputs = -1};
+                                 // fast: blocks copied, an input that requantizes through its table
+                                 r.integer = {.form = IntegerForm::kRequantizes, .quantized_inputs = -1, .fast = true};
                                }),
                           s::concat, s::value_concat),
                    K::kConcat));

@@ -114,6 +114,11 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
         case FastKernel::kPool:
           prepare_pool(*node, g, n, n.op == "MaxPool", false, options);
           return node;
+        case FastKernel::kConcat:  // blocks copied, or requantized through a table
+          return prepare_concat(g, n, options);
+        case FastKernel::kSlice:
+        case FastKernel::kTranspose:
+          break;  // byte movers: the codes as the floats, below
         default:
           not_fast("no fast integer " + n.op);
       }
