@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "corpus.h"
+#include "exec/fast/isa.h"
 #include "memledger/device/profile.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/executor.h"
@@ -50,11 +51,21 @@ TEST(Int8Corpus, RunsAsOnnxruntimeDoesAndBitIdenticallyInItsArena) {
     ASSERT_TRUE(is_quantized_model(g));
     const std::vector<Tensor> inputs{read_tensor_file(input.string()).tensor};
     const std::vector<Tensor> ours = run_graph(g, inputs, {.kernels = KernelSet::kFast});
-    // The fast set runs none of an int8 model's integer nodes, so no activation is kept
-    // channels-last for it (the count once took the folded-away float values for activations).
+    // Where the fast set runs none of the nodes no activation is kept channels-last (the count
+    // once took the folded-away float values for activations). With int8 dot products it runs
+    // every node but the float input's QuantizeLinear and the output's DequantizeLinear (without
+    // them, a Conv whose sums could pass 2^24 stays on the reference kernel).
     const Executor fast(g, {.kernels = KernelSet::kFast, .threads = 1});
     if (fast.fast_node_count() == 0) {
       EXPECT_NE(fast.summary().find("; 0 activations channels-last"), std::string::npos) << fast.summary();
+    }
+    if (exec::fast::has_int8_dot_products()) {
+      for (NodeId id : g.order()) {
+        const Node& n = g.node(id);
+        if (n.op != "QuantizeLinear" && n.op != "DequantizeLinear") {
+          EXPECT_EQ(fast.kernel_set_of(id), KernelSet::kFast) << n.label() << ": " << fast.summary();
+        }
+      }
     }
     const Tensor reference = read_tensor_file(expected.string()).tensor;
     ASSERT_EQ(ours.at(0).shape(), reference.shape());
