@@ -245,28 +245,36 @@ TEST(FastInteger, LoopsBetweenInt8ConvsRunChannelsLastWithTheReferenceIntegers) 
   expect_fast_equals_reference(g, {codes(kI8, image, 11)});
 }
 
-// The exact f32 Conv (TFLite's fixed-point rule here, so on every machine) takes a Conv only
-// where 255·Σ|w| stays under 2^24 for every map: 1×1 over 520 channels with weights of ±127
-// (16.8 M) stays on the reference kernel; with ±126 (16.7 M) it runs fast, the reference's
-// very integers.
-TEST(FastInteger, TheExactConvTakesOnlySumsThatFloatHoldsExactly) {
-  for (const int magnitude : {127, 126}) {
-    SCOPED_TRACE(magnitude);
+// The exact f32 Conv (TFLite's fixed-point rule here, so on every machine) keeps every sum
+// under 2^24: 1×1 over 520 channels of weights 126 (255·Σ|w| = 16.7 M) in one convolution; over
+// 521 channels of weights 127 (16.87 M, odd: no float holds it) in two channel ranges summed in
+// int32; over 4,200 channels (136 M: 9 ranges) not at all — the reference kernel runs it. Each
+// with an input of all 255 (the largest sums) and a random one, equal to the reference.
+TEST(FastInteger, TheExactConvKeepsEverySumUnderTwoToThe24) {
+  struct Case {
+    int64_t channels;
+    int magnitude;
+    bool fast;
+  };
+  for (const Case c : {Case{520, 126, true}, Case{521, 127, true}, Case{4200, 127, false}}) {
+    SCOPED_TRACE(fmt::format("{} channels of {}", c.channels, c.magnitude));
     Graph g;
     g.requantization = kFixed;
-    const int64_t C = 520;
+    const int64_t C = c.channels;
     Tensor w(kI8, {2, C, 1, 1});
-    for (int64_t i = 0; i < w.elements(); ++i)
-      w.data<int8_t>()[static_cast<size_t>(i)] = static_cast<int8_t>(i % 2 ? magnitude : -magnitude);
+    for (int64_t i = 0; i < w.elements(); ++i)  // map 0 all +magnitude, map 1 alternating
+      w.data<int8_t>()[static_cast<size_t>(i)] = static_cast<int8_t>(i < C || i % 2 ? c.magnitude : -c.magnitude);
     const ValueId x = g.add_input({.name = "x", .dtype = kU8, .shape = {1, C, 2, 2}, .quant = per_tensor(0.01f, 0)});
     const ValueId wv = g.add_constant("w", w);
     g.value(wv).quant = per_tensor(0.001f, 0);
-    const ValueId y = g.add_value({.name = "y", .dtype = kU8, .shape = {1, 2, 2, 2}, .quant = per_tensor(2.0f, 128)});
+    const ValueId y = g.add_value({.name = "y", .dtype = kU8, .shape = {1, 2, 2, 2}, .quant = per_tensor(1.5f, 100)});
     g.add_node({.name = "conv", .op = "Conv", .inputs = {x, wv}, .outputs = {y}});
     g.mark_output(y);
     const Executor fast(g, {.kernels = KernelSet::kFast, .threads = 1});
-    EXPECT_EQ(fast.kernel_set_of(g.order()[0]), magnitude == 127 ? KernelSet::kReference : KernelSet::kFast)
-        << fast.summary();
+    EXPECT_EQ(fast.kernel_set_of(g.order()[0]), c.fast ? KernelSet::kFast : KernelSet::kReference) << fast.summary();
+    Tensor full(kU8, {1, C, 2, 2});
+    for (int64_t i = 0; i < full.elements(); ++i) full.data<uint8_t>()[static_cast<size_t>(i)] = 255;
+    expect_fast_equals_reference(g, {full});
     expect_fast_equals_reference(g, {codes(kU8, {1, C, 2, 2}, 6)});
   }
 }

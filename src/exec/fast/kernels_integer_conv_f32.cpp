@@ -4,11 +4,12 @@
 // convolution over the codes, which is exact: x − z_x lies within ±255, a weight code within
 // ±128, so every product is an integer under 2^15 and every partial sum, in any order, is
 // bounded by 255·Σ|w| over the map's taps; where that bound stays under 2^24 (checked per map
-// at preparation, else the reference kernel runs the node) every sum is an exactly
-// representable float. Around the primitive, the fast set's own loops: the codes to floats
-// (x − z_x, channels-last; a tap in the padding is then 0, as the reference's zero point is),
-// and the int32 sums plus the int32 bias requantized by the reference's very Requantizer.
-// So the result is the reference kernel's, bit for bit, under either rule, on every machine.
+// at preparation) every sum is an exactly representable float. Where it does not, an
+// ungrouped Conv's input channels split into up to 8 ranges, one f32 convolution each, whose
+// sums meet in int32; else the reference kernel runs the node. Around the primitive, the fast set's own loops: the
+// codes to floats (x − z_x, channels-last; a tap in the padding is then 0, as the reference's zero point is), and the
+// int32 sums plus the int32 bias requantized by the reference's very Requantizer. So the result is the reference
+// kernel's, bit for bit, under either rule, on every machine.
 #include <algorithm>
 #include <cmath>
 
@@ -57,19 +58,31 @@ void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, con
   if (n.has_attr("kernel_shape") && n.ints_attr("kernel_shape") != kernel) not_fast("kernel_shape");
   const Window w = forward_window(n, xv.shape, yv.shape, kernel);
 
-  // Every sum exact in float: 255·Σ|w| (the largest |x − z_x| times the map's weights).
+  // Every sum exact in float: the input channels split into `parts` contiguous ranges (one,
+  // unless some map's 255·Σ|w| passes 2^24; then, for an ungrouped Conv, up to 8), each range's
+  // sums bounded by the largest |x − z_x| times the map's weights over it, under 2^24; the
+  // ranges' sums are added in int32.
   const QuantRange xr = quant_range(xv.dtype);
   const auto zx = static_cast<int32_t>(xq.zero_point());
   const double span = std::max(zx - xr.lo, xr.hi - zx);
   const Tensor& weights_tensor = *wv.constant;
-  const int64_t taps = weights_tensor.elements() / std::max<int64_t>(maps, 1);
+  const int64_t kvol = weights_tensor.elements() / std::max<int64_t>(maps * cg, 1);
   const int8_t* codes = weights_tensor.data<int8_t>().data();
-  for (int64_t m = 0; m < maps; ++m) {
-    double sum = 0;
-    for (int64_t k = 0; k < taps; ++k) sum += std::abs(static_cast<double>(codes[m * taps + k]));
-    if (span * sum >= kExactFloatBound)
-      not_fast(fmt::format("map {}: its sums may pass 2^24, where float stops being exact", m));
-  }
+  auto range_start = [cg](int64_t parts, int64_t j) { return j * cg / parts; };
+  auto exact_in = [&](int64_t parts) {
+    for (int64_t j = 0; j < parts; ++j)
+      for (int64_t m = 0; m < maps; ++m) {
+        double sum = 0;
+        for (int64_t c = range_start(parts, j); c < range_start(parts, j + 1); ++c)
+          for (int64_t k = 0; k < kvol; ++k) sum += std::abs(static_cast<double>(codes[(m * cg + c) * kvol + k]));
+        if (span * sum >= kExactFloatBound) return false;
+      }
+    return true;
+  };
+  int64_t parts = 1;
+  for (; !exact_in(parts); ++parts)
+    if (group != 1 || parts == 8 || parts == cg)
+      not_fast("sums that may pass 2^24, where float stops being exact, in 8 channel ranges or fewer");
   std::vector<double> multipliers;
   for (int64_t m = 0; m < (wq.scales.size() == 1 ? 1 : maps); ++m)
     multipliers.push_back(real_multiplier(g.requantization, xq.scale(), wq.scale(m), yq.scale()));
@@ -81,43 +94,69 @@ void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, con
     wdims[0] = maps / group;
     wdims.insert(wdims.begin(), group);
   }
-  const memory xf = node.workspace(memory::desc(x, dt::f32, channels_last_strides(x)));
-  const memory yf = node.workspace(memory::desc(y, dt::f32, channels_last_strides(y)));
-  const memory weights = node.input(1, plain_desc(wdims, dt::s8));
-  const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm::convolution_direct,
-                                             xf.get_desc(), memory::desc(wdims, dt::f32, memory::format_tag::any),
-                                             memory::desc(), yf.get_desc(), w.strides, dnnl_dilations(w.dilations),
-                                             w.pad_l, w.pad_r);
-  const auto pd = usable(dnnl::convolution_forward::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()),
-                         /*allow_ref=*/false);
+  // Per channel range: its input codes as floats (channels-last), its weights (a view of the
+  // constant's), its maps' sums.
+  struct Range {
+    int64_t start, width;
+    memory xf, yf;
+  };
+  std::vector<Range> ranges;
+  const memory::desc weights_desc = plain_desc(wdims, dt::s8);
+  for (int64_t j = 0; j < parts; ++j) {
+    // (One range of all channels, or, ungrouped, cg = C split: a range of the input's channels.)
+    Range r{range_start(parts, j), parts == 1 ? x[1] : range_start(parts, j + 1) - range_start(parts, j), {}, {}};
+    memory::dims xr_dims = x;
+    xr_dims[1] = r.width;
+    r.xf = node.workspace(memory::desc(xr_dims, dt::f32, channels_last_strides(xr_dims)));
+    r.yf = node.workspace(memory::desc(y, dt::f32, channels_last_strides(y)));
+    ranges.push_back(r);
+  }
 
-  // The codes as floats x − z_x, channels-last.
+  // The codes as floats x − z_x, channels-last, one buffer per range.
   const bool src_cl = channels_last(options, n.inputs[0]), dst_cl = channels_last(options, n.outputs[0]);
   const int64_t batches = x[0], channels = x[1], plane = element_count(xv.shape, xv.name) / (batches * channels);
   node.add_loop(
-      [xf, src_cl, batches, channels, plane, zx](KernelContext& ctx) {
-        auto* out = static_cast<float*>(xf.get_data_handle());
+      [ranges, src_cl, batches, channels, plane, zx](KernelContext& ctx) {
         with_8bit_type(ctx.in(0).dtype, [&](auto t) {
           const auto* in = ctx.in(0).as<decltype(t)>();
-          if (src_cl) {
-            for (int64_t i = 0; i < batches * plane * channels; ++i)
-              out[i] = static_cast<float>(static_cast<int32_t>(in[i]) - zx);
-            return;
-          }
-          for (int64_t b = 0; b < batches; ++b)
-            for (int64_t c = 0; c < channels; ++c) {
-              const auto* row = in + (b * channels + c) * plane;
-              float* column = out + b * plane * channels + c;
-              for (int64_t s = 0; s < plane; ++s)
-                column[s * channels] = static_cast<float>(static_cast<int32_t>(row[s]) - zx);
+          for (const Range& r : ranges) {
+            auto* out = static_cast<float*>(r.xf.get_data_handle());
+            const int64_t width = r.width, start = r.start, zero = zx;
+            if (src_cl) {
+              for (int64_t p = 0; p < batches * plane; ++p)
+                for (int64_t c = 0; c < width; ++c)
+                  out[p * width + c] = static_cast<float>(static_cast<int32_t>(in[p * channels + start + c]) - zero);
+              continue;
             }
+            for (int64_t b = 0; b < batches; ++b)
+              for (int64_t c = 0; c < width; ++c) {
+                const auto* row = in + (b * channels + start + c) * plane;
+                float* column = out + b * plane * width + c;
+                for (int64_t s = 0; s < plane; ++s)
+                  column[s * width] = static_cast<float>(static_cast<int32_t>(row[s]) - zero);
+              }
+          }
         });
       },
       "memledger codes to float");
-  const memory weights_in = node.constant_reordered(weights, weights_tensor, pd.weights_desc(), options);
-  Args args{{DNNL_ARG_SRC, xf}, {DNNL_ARG_WEIGHTS, weights_in}, {DNNL_ARG_DST, yf}};
-  if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
-  node.add_step(dnnl::convolution_forward(pd), std::move(args), std::string("exact f32 conv ") + pd.impl_info_str());
+  for (const Range& r : ranges) {
+    memory::dims wr = wdims, offsets(wdims.size(), 0);
+    if (parts > 1) {  // ungrouped: [M, C, k...]
+      wr[1] = r.width;
+      offsets[1] = r.start;
+    }
+    const memory weights = node.input(1, parts == 1 ? weights_desc : weights_desc.submemory_desc(wr, offsets));
+    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm::convolution_direct,
+                                               r.xf.get_desc(), memory::desc(wr, dt::f32, memory::format_tag::any),
+                                               memory::desc(), r.yf.get_desc(), w.strides, dnnl_dilations(w.dilations),
+                                               w.pad_l, w.pad_r);
+    const auto pd = usable(dnnl::convolution_forward::primitive_desc(desc, user_scratchpad_attr(), cpu_engine()),
+                           /*allow_ref=*/false);
+    const memory weights_in = node.constant_reordered(weights, weights_tensor, pd.weights_desc(), options);
+    Args args{{DNNL_ARG_SRC, r.xf}, {DNNL_ARG_WEIGHTS, weights_in}, {DNNL_ARG_DST, r.yf}};
+    if (memory pad = node.scratchpad(pd)) args.emplace_back(DNNL_ARG_SCRATCHPAD, pad);
+    node.add_step(dnnl::convolution_forward(pd), std::move(args), std::string("exact f32 conv ") + pd.impl_info_str());
+  }
 
   // The sums (integers, as floats) plus the bias, requantized into the output's order: the
   // float-scale rule as integer_elementwise.h's round_to_code (the same integers as the
@@ -130,46 +169,56 @@ void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, con
       scales.push_back(static_cast<float>(multipliers[multipliers.size() == 1 ? 0 : m]));
   const auto zy = static_cast<int32_t>(yq.zero_point());
   const QuantRange yr = quant_range(yv.dtype);
+  // Two rows in the workspace: one position's int32 sums, and its output codes before a
+  // row-major output's transposing store.
+  const memory sum_row = node.workspace(plain_desc({maps}, dt::s32));
+  const memory code_row = node.workspace(plain_desc({maps}, dt::u8));
   node.add_loop(
-      [yf, dst_cl, has_bias, batches, maps, out_plane, requantize, scales, zy, yr](KernelContext& ctx) {
-        const auto* acc = static_cast<const float*>(yf.get_data_handle());
+      [ranges, sum_row, code_row, dst_cl, has_bias, batches, maps, out_plane, requantize, scales, zy,
+       yr](KernelContext& ctx) {
         const int32_t* bias = has_bias ? ctx.in(2).as<int32_t>() : nullptr;
+        auto* sums = static_cast<int32_t*>(sum_row.get_data_handle());
+        const int64_t count = maps;
+        // Position p's sums: each range's (exact integers, as floats) plus the bias.
+        auto sum_position = [&](int64_t p) {
+          const auto* first = static_cast<const float*>(ranges[0].yf.get_data_handle()) + p * count;
+          if (bias) {
+            const int32_t* add = bias;
+            for (int64_t m = 0; m < count; ++m) sums[m] = static_cast<int32_t>(first[m]) + add[m];
+          } else {
+            for (int64_t m = 0; m < count; ++m) sums[m] = static_cast<int32_t>(first[m]);
+          }
+          for (size_t j = 1; j < ranges.size(); ++j) {
+            const auto* more = static_cast<const float*>(ranges[j].yf.get_data_handle()) + p * count;
+            for (int64_t m = 0; m < count; ++m) sums[m] += static_cast<int32_t>(more[m]);
+          }
+        };
         with_8bit_type(ctx.out().dtype, [&](auto t) {
           using Y = decltype(t);
           Y* out = ctx.out().as<Y>();
-          // Position p's maps requantized into row (contiguous), then stored in the output's order.
-          auto requantize_position = [&](int64_t p, Y* row) {
-            const float* sums = acc + p * maps;
+          // The sums requantized into row (contiguous).
+          auto requantize_row = [&](Y* row) {
+            const int32_t* in = sums;
             if (!scales.empty()) {
               const float* scale = scales.data();
               const int32_t zero = zy;  // locals: the byte stores below may not alias them
               const QuantRange range = yr;
-              const int64_t count = maps;
-              const int32_t* add = bias;
-              if (add) {
-                for (int64_t m = 0; m < count; ++m)
-                  row[m] = static_cast<Y>(round_to_code(
-                      static_cast<float>(static_cast<int32_t>(sums[m]) + add[m]) * scale[m], zero, range));
-              } else {
-                for (int64_t m = 0; m < count; ++m)
-                  row[m] = static_cast<Y>(
-                      round_to_code(static_cast<float>(static_cast<int32_t>(sums[m])) * scale[m], zero, range));
-              }
+              for (int64_t m = 0; m < count; ++m)
+                row[m] = static_cast<Y>(round_to_code(static_cast<float>(in[m]) * scale[m], zero, range));
               return;
             }
-            for (int64_t m = 0; m < maps; ++m)
-              row[m] = static_cast<Y>(
-                  requantize(static_cast<int32_t>(sums[m]) + (bias ? bias[m] : 0), static_cast<size_t>(m)));
+            for (int64_t m = 0; m < count; ++m) row[m] = static_cast<Y>(requantize(in[m], static_cast<size_t>(m)));
           };
-          if (dst_cl) {
-            for (int64_t p = 0; p < batches * out_plane; ++p) requantize_position(p, out + p * maps);
-            return;
-          }
-          std::vector<Y> row(static_cast<size_t>(maps));  // (a row-major output: a transposing store)
+          Y* row = static_cast<Y*>(code_row.get_data_handle());
           for (int64_t p = 0; p < batches * out_plane; ++p) {
-            requantize_position(p, row.data());
-            Y* at = out + (p / out_plane) * maps * out_plane + p % out_plane;
-            for (int64_t m = 0; m < maps; ++m) at[m * out_plane] = row[static_cast<size_t>(m)];
+            sum_position(p);
+            if (dst_cl) {
+              requantize_row(out + p * count);
+              continue;
+            }
+            requantize_row(row);  // a row-major output: a transposing store
+            Y* at = out + (p / out_plane) * count * out_plane + p % out_plane;
+            for (int64_t m = 0; m < count; ++m) at[m * out_plane] = row[m];
           }
         });
       },
