@@ -121,7 +121,8 @@ void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, con
           const auto* in = ctx.in(0).as<decltype(t)>();
           for (const Range& r : ranges) {
             auto* out = static_cast<float*>(r.xf.get_data_handle());
-            const int64_t width = r.width, start = r.start, zero = zx;
+            const int64_t width = r.width, start = r.start;
+            const int32_t zero = zx;
             if (src_cl) {
               for (int64_t p = 0; p < batches * plane; ++p)
                 for (int64_t c = 0; c < width; ++c)
@@ -198,16 +199,17 @@ void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, con
           Y* out = ctx.out().as<Y>();
           // The sums requantized into row (contiguous).
           auto requantize_row = [&](Y* row) {
-            const int32_t* in = sums;
+            const int32_t* in = sums;  // locals (as below): the byte stores may not alias them
+            const int64_t entries = maps;
             if (!scales.empty()) {
               const float* scale = scales.data();
-              const int32_t zero = zy;  // locals: the byte stores below may not alias them
+              const int32_t zero = zy;
               const QuantRange range = yr;
-              for (int64_t m = 0; m < count; ++m)
+              for (int64_t m = 0; m < entries; ++m)
                 row[m] = static_cast<Y>(round_to_code(static_cast<float>(in[m]) * scale[m], zero, range));
               return;
             }
-            for (int64_t m = 0; m < count; ++m) row[m] = static_cast<Y>(requantize(in[m], static_cast<size_t>(m)));
+            for (int64_t m = 0; m < entries; ++m) row[m] = static_cast<Y>(requantize(in[m], static_cast<size_t>(m)));
           };
           Y* row = static_cast<Y*>(code_row.get_data_handle());
           for (int64_t p = 0; p < batches * out_plane; ++p) {
