@@ -212,13 +212,35 @@ void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, con
             for (int64_t m = 0; m < entries; ++m) row[m] = static_cast<Y>(requantize(in[m], static_cast<size_t>(m)));
           };
           Y* row = static_cast<Y*>(code_row.get_data_handle());
-          for (int64_t p = 0; p < batches * out_plane; ++p) {
-            sum_position(p);
-            if (dst_cl) {
-              requantize_row(out + p * count);
-              continue;
+          // One range under the float-scale rule: straight from its sums, in one pass.
+          const bool one_pass = ranges.size() == 1 && !scales.empty();
+          const auto* only = static_cast<const float*>(ranges[0].yf.get_data_handle());
+          auto one_pass_row = [&](int64_t p, Y* target) {
+            const float* in = only + p * maps;
+            const float* scale = scales.data();
+            const int32_t zero = zy;  // locals: the byte stores may not alias them
+            const QuantRange range = yr;
+            const int64_t entries = maps;
+            if (bias) {
+              const int32_t* add = bias;
+              for (int64_t m = 0; m < entries; ++m)
+                target[m] = static_cast<Y>(
+                    round_to_code(static_cast<float>(static_cast<int32_t>(in[m]) + add[m]) * scale[m], zero, range));
+            } else {
+              for (int64_t m = 0; m < entries; ++m)
+                target[m] = static_cast<Y>(
+                    round_to_code(static_cast<float>(static_cast<int32_t>(in[m])) * scale[m], zero, range));
             }
-            requantize_row(row);  // a row-major output: a transposing store
+          };
+          for (int64_t p = 0; p < batches * out_plane; ++p) {
+            Y* target = dst_cl ? out + p * count : row;  // row-major: a transposing store after
+            if (one_pass) {
+              one_pass_row(p, target);
+            } else {
+              sum_position(p);
+              requantize_row(target);
+            }
+            if (dst_cl) continue;
             Y* at = out + (p / out_plane) * count * out_plane + p % out_plane;
             for (int64_t m = 0; m < count; ++m) at[m * out_plane] = row[m];
           }
