@@ -129,6 +129,15 @@ void prepare_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOp
 // An integer Conv (ir/integer_node.h) as oneDNN's int8 convolution, an integer Gemm as its
 // one-wide convolution over the rows (kernels_integer_conv.cpp).
 void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
+// An integer Conv's extents as both fast integer Convs check them (NotFast where oneDNN's
+// convolution cannot take them): its window, groups, and weights as [M, C/g, k...] or, grouped,
+// [g, M/g, C/g, k...].
+struct IntegerConvGeometry {
+  memory::dims x, y, weights;
+  int64_t group = 1, maps = 0, group_channels = 0;
+  Window window;
+};
+IntegerConvGeometry integer_conv_geometry(const Graph& g, const Node& n);
 void prepare_integer_gemm(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
 // An integer Conv as oneDNN's f32 convolution over the codes, exact, with the reference's
 // requantization (kernels_integer_conv_f32.cpp): where int8 dot products or the rule rule out the int8 one.

@@ -55,6 +55,30 @@ dnnl::primitive_attr integer_attr(const Quantization& xq, const Quantization& wq
 
 }  // namespace
 
+IntegerConvGeometry integer_conv_geometry(const Graph& g, const Node& n) {
+  const Value& xv = in_value(g, n, 0);
+  const Value& wv = in_value(g, n, 1);
+  const Value& yv = out_value(g, n);
+  IntegerConvGeometry geo;
+  geo.x = to_dims(xv.shape);
+  geo.y = to_dims(yv.shape);
+  const memory::dims wd = to_dims(wv.shape);
+  const memory::dims& x = geo.x;
+  if (x.size() < 3 || x.size() > 5 || wd.size() != x.size() || geo.y.size() != x.size()) not_fast("rank");
+  geo.group = n.int_attr("group", 1), geo.maps = wd[0], geo.group_channels = wd[1];
+  if (geo.group < 1 || x[1] != geo.group_channels * geo.group || geo.maps % geo.group != 0 || geo.y[1] != geo.maps)
+    not_fast("group");
+  const std::vector<int64_t> kernel(wd.begin() + 2, wd.end());
+  if (n.has_attr("kernel_shape") && n.ints_attr("kernel_shape") != kernel) not_fast("kernel_shape");
+  geo.window = forward_window(n, xv.shape, yv.shape, kernel);
+  geo.weights = wd;
+  if (geo.group > 1) {
+    geo.weights[0] = geo.maps / geo.group;
+    geo.weights.insert(geo.weights.begin(), geo.group);
+  }
+  return geo;
+}
+
 void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
   if (!has_int8_dot_products() || g.requantization != Requantization::kFloatScale) {
     prepare_integer_conv_f32(node, g, n, options);  // exact sums in float, the reference's rounding
@@ -69,19 +93,10 @@ void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const P
   // which the executor asks before any fast kernel (fast_blocker).
   const dnnl::primitive_attr attr = integer_attr(*xv.quant, *wv.quant, *yv.quant);
 
-  const memory::dims x = to_dims(xv.shape), wd = to_dims(wv.shape), y = to_dims(yv.shape);
-  if (x.size() < 3 || x.size() > 5 || wd.size() != x.size() || y.size() != x.size()) not_fast("rank");
-  const int64_t group = n.int_attr("group", 1), maps = wd[0], cg = wd[1];
-  if (group < 1 || x[1] != cg * group || maps % group != 0 || y[1] != maps) not_fast("group");
-  const std::vector<int64_t> kernel(wd.begin() + 2, wd.end());
-  if (n.has_attr("kernel_shape") && n.ints_attr("kernel_shape") != kernel) not_fast("kernel_shape");
-  const Window w = forward_window(n, xv.shape, yv.shape, kernel);
-
-  memory::dims wdims = wd;  // [M, C/g, k...] or, grouped, [g, M/g, C/g, k...]
-  if (group > 1) {
-    wdims[0] = maps / group;
-    wdims.insert(wdims.begin(), group);
-  }
+  const IntegerConvGeometry geo = integer_conv_geometry(g, n);
+  const memory::dims &x = geo.x, &y = geo.y, &wdims = geo.weights;
+  const int64_t maps = geo.maps;
+  const Window& w = geo.window;
   const bool src_cl = channels_last(options, n.inputs[0]), dst_cl = channels_last(options, n.outputs[0]);
   const memory src = node.input(0, act_desc(x, src_cl, x_type));
   const memory weights = node.input(1, plain_desc(wdims, w_type));

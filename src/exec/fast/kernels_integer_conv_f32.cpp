@@ -50,13 +50,10 @@ void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, con
   if (std::any_of(wq.zero_points.begin(), wq.zero_points.end(), [](int64_t z) { return z != 0; }))
     not_fast("weights with a zero point other than 0");
 
-  const memory::dims x = to_dims(xv.shape), wd = to_dims(wv.shape), y = to_dims(yv.shape);
-  if (x.size() < 3 || x.size() > 5 || wd.size() != x.size() || y.size() != x.size()) not_fast("rank");
-  const int64_t group = n.int_attr("group", 1), maps = wd[0], cg = wd[1];
-  if (group < 1 || x[1] != cg * group || maps % group != 0 || y[1] != maps) not_fast("group");
-  const std::vector<int64_t> kernel(wd.begin() + 2, wd.end());
-  if (n.has_attr("kernel_shape") && n.ints_attr("kernel_shape") != kernel) not_fast("kernel_shape");
-  const Window w = forward_window(n, xv.shape, yv.shape, kernel);
+  const IntegerConvGeometry geo = integer_conv_geometry(g, n);
+  const memory::dims &x = geo.x, &y = geo.y, &wdims = geo.weights;
+  const int64_t group = geo.group, maps = geo.maps, cg = geo.group_channels;
+  const Window& w = geo.window;
 
   // Every sum exact in float: the input channels split into `parts` contiguous ranges (one,
   // unless some map's 255·Σ|w| passes 2^24; then, for an ungrouped Conv, up to 8), each range's
@@ -89,11 +86,6 @@ void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, con
   const Requantizer requantize(g.requantization, multipliers, static_cast<int32_t>(yq.zero_point()),
                                quant_range(yv.dtype));
 
-  memory::dims wdims = wd;  // [M, C/g, k...] or, grouped, [g, M/g, C/g, k...]
-  if (group > 1) {
-    wdims[0] = maps / group;
-    wdims.insert(wdims.begin(), group);
-  }
   // Per channel range: its input codes as floats (channels-last), its weights (a view of the
   // constant's), its maps' sums.
   struct Range {
