@@ -25,6 +25,9 @@ namespace fb = tflite::fb;
 
 constexpr int kMaxRank = 8;
 constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
+// A variable without data starts as zeros that the file does not hold: memledger creates that
+// state, so its size read out of the file is bounded (TFLM's variables are kilobytes).
+constexpr int64_t kMaxZeroStateBytes = int64_t{64} << 20;
 constexpr int32_t kCustomCode = 32;
 
 // ---- the Verifier, and where it fails ----
@@ -355,6 +358,14 @@ class Reader {
         if (is_input[i]) error("{}: a variable is also a graph input", where);
         if (have != 0 && static_cast<int64_t>(have) != bytes)
           error("{}: buffer {} has {} bytes, the variable needs {}", where, b, have, bytes);
+        if (have == 0) {
+          zero_state_bytes_ += bytes;
+          if (zero_state_bytes_ > kMaxZeroStateBytes)
+            error(
+                "{}: a variable of {} bytes with no data in its buffer; memledger creates at most {} bytes of "
+                "zero state in all",
+                where, bytes, kMaxZeroStateBytes);
+        }
         Tensor initial(v.dtype, v.shape);  // zeros: TFLite's initial state
         if (have != 0) std::memcpy(initial.bytes().data(), data->data(), have);
         v.constant = SharedTensor(std::move(initial));
@@ -580,7 +591,8 @@ class Reader {
   const flatbuffers::Vector<flatbuffers::Offset<fb::Buffer>>* buffers_ = nullptr;
   const flatbuffers::Vector<flatbuffers::Offset<fb::OperatorCode>>* codes_ = nullptr;
   std::vector<ValueId> input_order_;
-  std::set<ValueId> variables_;  // is_variable tensors: constants of their initial state
+  std::set<ValueId> variables_;   // is_variable tensors: constants of their initial state
+  int64_t zero_state_bytes_ = 0;  // the variables without data, created as zeros
   TfliteModel out_;
 };
 

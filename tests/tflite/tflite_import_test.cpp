@@ -244,6 +244,8 @@ struct Knobs {
   bool subgraph = true;
   std::vector<int32_t> input_shape{1, 4};
   const char* identifier = "TFL3";
+  // y as a variable (buffer 0, no data) of this shape, when given
+  std::vector<int32_t> variable_y_shape{};
 };
 
 // x int8 [1,4] → FULLY_CONNECTED (w int8 [2,4]) → y int8 [1,2], with the knobs' defects.
@@ -257,7 +259,9 @@ std::vector<uint8_t> tiny_model(const Knobs& k) {
   std::vector<flatbuffers::Offset<fb::Tensor>> tensors{
       fb::CreateTensorDirect(b, &k.input_shape, fb::TensorType::INT8, 1, "x"),
       fb::CreateTensorDirect(b, &ws, fb::TensorType::INT8, k.weight_buffer, "w"),
-      fb::CreateTensorDirect(b, &ys, fb::TensorType::INT8, 0, "y")};
+      k.variable_y_shape.empty()
+          ? fb::CreateTensorDirect(b, &ys, fb::TensorType::INT8, 0, "y")
+          : fb::CreateTensorDirect(b, &k.variable_y_shape, fb::TensorType::INT8, 0, "y", 0, true)};
   const std::vector<int32_t> in{k.input_tensor, 1, -1}, out{2}, graph_in{0}, graph_out{2};
   const auto options = fb::CreateFullyConnectedOptions(b);
   std::vector<flatbuffers::Offset<fb::Operator>> operators{fb::CreateOperatorDirect(
@@ -297,6 +301,10 @@ TEST(TfliteHostile, EachDefectIsNamed) {
             std::string::npos);
   EXPECT_NE(import_error(tiny_model({.input_shape = {1, 5}})).find("FULLY_CONNECTED"), std::string::npos);
   EXPECT_NE(import_error(tiny_model({.input_shape = {1, -4}})).find("extent -4"), std::string::npos);
+  // A variable's zeros are not in the file: 4 GiB of them is refused before anything is allocated
+  // (found by the fuzzer, an out-of-memory).
+  const std::string zeros = import_error(tiny_model({.variable_y_shape = {1 << 16, 1 << 16}}));
+  EXPECT_NE(zeros.find("tensors[2] 'y': a variable of 4294967296 bytes with no data"), std::string::npos) << zeros;
 }
 
 TEST(TfliteHostile, TruncatedFilesAreRefused) {
