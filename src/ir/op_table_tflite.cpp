@@ -99,11 +99,22 @@ std::vector<OpRecord> tflite_records() {
   std::vector<OpRecord> t;
   // Windows and matrix products. The sim's tile models and the patch rules read ONNX's
   // attributes and NCHW, so these records name none (the generic tile model, no patches).
-  t.push_back(record("CONV_2D", tflite_shapes::conv_2d, [](OpRecord& r) { r.macs = conv_2d_macs; }));
-  t.push_back(
-      record("DEPTHWISE_CONV_2D", tflite_shapes::depthwise_conv_2d, [](OpRecord& r) { r.macs = depthwise_macs; }));
-  t.push_back(
-      record("FULLY_CONNECTED", tflite_shapes::fully_connected, [](OpRecord& r) { r.macs = fully_connected_macs; }));
+  // The fast set runs their int8 forms as exact f32 convolutions (exec/fast/kernels_tflite_conv).
+  t.push_back(record("CONV_2D", tflite_shapes::conv_2d, [](OpRecord& r) {
+    r.macs = conv_2d_macs;
+    r.fast = FastKernel::kTfliteConv;
+    r.integer.fast = true;
+  }));
+  t.push_back(record("DEPTHWISE_CONV_2D", tflite_shapes::depthwise_conv_2d, [](OpRecord& r) {
+    r.macs = depthwise_macs;
+    r.fast = FastKernel::kTfliteConv;
+    r.integer.fast = true;
+  }));
+  t.push_back(record("FULLY_CONNECTED", tflite_shapes::fully_connected, [](OpRecord& r) {
+    r.macs = fully_connected_macs;
+    r.fast = FastKernel::kTfliteConv;
+    r.integer.fast = true;
+  }));
   for (std::string_view op : {"AVERAGE_POOL_2D", "MAX_POOL_2D"}) t.push_back(record(op, tflite_shapes::pool_2d));
   // SVDF's state (input 4) is a persistent buffer; output 1, the new state, is written over it.
   t.push_back(record("SVDF", tflite_shapes::svdf, [](OpRecord& r) {

@@ -76,6 +76,7 @@ enum class FastKernel : uint8_t {
   kReduceMean,
   kCopy,  // the output is the input's bytes (reshape-like, Identity, Dropout at inference)
   kSlice,
+  kTfliteConv,  // TFLite's CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED: int8, NHWC as the file has it
 };
 
 // How a box of the output's H and W maps to boxes of the inputs, for patch-based execution

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "exec/fast/dnnl_node.h"
+#include "exec/requantize.h"
 #include "memledger/ir/op_table.h"
 
 namespace memledger::exec::fast {
@@ -142,6 +143,28 @@ void prepare_integer_gemm(DnnlNode& node, const Graph& g, const Node& n, const P
 // An integer Conv as oneDNN's f32 convolution over the codes, exact, with the reference's
 // requantization (kernels_integer_conv_f32.cpp): where int8 dot products or the rule rule out the int8 one.
 void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
+// What that exact convolution needs of its node, as each model source reads it: the ONNX Conv
+// (NCHW, weights [M, C/g, k...]) and TFLite's CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED
+// (NHWC, filters OHWI and 1HWO, kernels_tflite_conv.cpp) fill it; prepare_exact_conv builds
+// the node from it. Inputs 0, 1, 2 are the activation, the int8 weight constant, the int32 bias.
+struct ExactConvSpec {
+  memory::dims x, y;     // [N, C, spatial...]
+  memory::desc weights;  // s8 over the weight constant's bytes: [M, C, k...] or grouped [g, M/g, C/g, k...]
+  int64_t group = 1, maps = 0, group_channels = 0;
+  Window window;
+  std::vector<double> weight_abs;  // Σ|w| over the taps, by map · group_channels + group channel
+  int32_t x_zero = 0;
+  QuantRange x_range;
+  Requantization rule = Requantization::kFloatScale;
+  std::vector<double> multipliers;  // one, or one per map: s_x · s_w / s_y as the rule computes it
+  int32_t y_zero = 0;
+  QuantRange y_range;  // the output type's, or narrower (a fused activation's)
+  bool src_cl = false, dst_cl = false, has_bias = false;
+};
+void prepare_exact_conv(DnnlNode& node, const Graph& g, const Node& n, const ExactConvSpec& spec,
+                        const PrepareOptions& options);
+// TFLite's int8 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED as that exact convolution.
+void prepare_tflite_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
 // The integer Add and Mul, activation tables, self-gated pairs and GlobalAveragePool as the fast set's own
 // loops, bit-identical to the reference kernels (kernels_integer_eltwise.cpp).
 std::unique_ptr<PreparedNode> prepare_integer_binary(const Graph& g, const Node& n, const PrepareOptions& options);

@@ -40,7 +40,7 @@ bool is_8bit(const Value& v) { return (v.dtype == DType::kInt8 || v.dtype == DTy
 
 }  // namespace
 
-void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
+ExactConvSpec exact_conv_spec(const Graph& g, const Node& n, const PrepareOptions& options) {
   const Value& xv = in_value(g, n, 0);
   const Value& wv = in_value(g, n, 1);
   const Value& yv = out_value(g, n);
@@ -51,27 +51,59 @@ void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, con
     not_fast("weights with a zero point other than 0");
 
   const IntegerConvGeometry geo = integer_conv_geometry(g, n);
-  const memory::dims &x = geo.x, &y = geo.y, &wdims = geo.weights;
-  const int64_t group = geo.group, maps = geo.maps, cg = geo.group_channels;
-  const Window& w = geo.window;
+  ExactConvSpec spec;
+  spec.x = geo.x, spec.y = geo.y;
+  spec.weights = plain_desc(geo.weights, dt::s8);
+  spec.group = geo.group, spec.maps = geo.maps, spec.group_channels = geo.group_channels;
+  spec.window = geo.window;
+  // [M, C/g, k...]: map m's taps over group channel c are contiguous.
+  const Tensor& weights = *wv.constant;
+  const int64_t kvol = weights.elements() / std::max<int64_t>(spec.maps * spec.group_channels, 1);
+  const int8_t* codes = weights.data<int8_t>().data();
+  spec.weight_abs.assign(static_cast<size_t>(spec.maps * spec.group_channels), 0.0);
+  for (int64_t mc = 0; mc < spec.maps * spec.group_channels; ++mc)
+    for (int64_t k = 0; k < kvol; ++k)
+      spec.weight_abs[static_cast<size_t>(mc)] += std::abs(static_cast<double>(codes[mc * kvol + k]));
+  spec.x_zero = static_cast<int32_t>(xq.zero_point());
+  spec.x_range = quant_range(xv.dtype);
+  spec.rule = g.requantization;
+  for (int64_t m = 0; m < (wq.scales.size() == 1 ? 1 : spec.maps); ++m)
+    spec.multipliers.push_back(real_multiplier(g.requantization, xq.scale(), wq.scale(m), yq.scale()));
+  spec.y_zero = static_cast<int32_t>(yq.zero_point());
+  spec.y_range = quant_range(yv.dtype);
+  spec.src_cl = channels_last(options, n.inputs[0]);
+  spec.dst_cl = channels_last(options, n.outputs[0]);
+  spec.has_bias = has_in(n, 2);
+  return spec;
+}
+
+void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
+  prepare_exact_conv(node, g, n, exact_conv_spec(g, n, options), options);
+}
+
+void prepare_exact_conv(DnnlNode& node, const Graph& g, const Node& n, const ExactConvSpec& spec,
+                        const PrepareOptions& options) {
+  const Value& xv = in_value(g, n, 0);
+  const Value& wv = in_value(g, n, 1);
+  const Value& yv = out_value(g, n);
+  const memory::dims &x = spec.x, &y = spec.y;
+  const int64_t group = spec.group, maps = spec.maps, cg = spec.group_channels;
+  const Window& w = spec.window;
 
   // Every sum exact in float: the input channels split into `parts` contiguous ranges (one,
   // unless some map's 255·Σ|w| passes 2^24; then, for an ungrouped Conv, up to 8), each range's
   // sums bounded by the largest |x − z_x| times the map's weights over it, under 2^24; the
   // ranges' sums are added in int32.
-  const QuantRange xr = quant_range(xv.dtype);
-  const auto zx = static_cast<int32_t>(xq.zero_point());
-  const double span = std::max(zx - xr.lo, xr.hi - zx);
+  const int32_t zx = spec.x_zero;
+  const double span = std::max(zx - spec.x_range.lo, spec.x_range.hi - zx);
   const Tensor& weights_tensor = *wv.constant;
-  const int64_t kvol = weights_tensor.elements() / std::max<int64_t>(maps * cg, 1);
-  const int8_t* codes = weights_tensor.data<int8_t>().data();
   auto range_start = [cg](int64_t parts, int64_t j) { return j * cg / parts; };
   auto exact_in = [&](int64_t parts) {
     for (int64_t j = 0; j < parts; ++j)
       for (int64_t m = 0; m < maps; ++m) {
         double sum = 0;
         for (int64_t c = range_start(parts, j); c < range_start(parts, j + 1); ++c)
-          for (int64_t k = 0; k < kvol; ++k) sum += std::abs(static_cast<double>(codes[(m * cg + c) * kvol + k]));
+          sum += spec.weight_abs[static_cast<size_t>(m * cg + c)];
         if (span * sum >= kExactFloatBound) return false;
       }
     return true;
@@ -80,11 +112,8 @@ void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, con
   for (; !exact_in(parts); ++parts)
     if (group != 1 || parts == 8 || parts == cg)
       not_fast("sums that may pass 2^24, where float stops being exact, in 8 channel ranges or fewer");
-  std::vector<double> multipliers;
-  for (int64_t m = 0; m < (wq.scales.size() == 1 ? 1 : maps); ++m)
-    multipliers.push_back(real_multiplier(g.requantization, xq.scale(), wq.scale(m), yq.scale()));
-  const Requantizer requantize(g.requantization, multipliers, static_cast<int32_t>(yq.zero_point()),
-                               quant_range(yv.dtype));
+  const std::vector<double>& multipliers = spec.multipliers;
+  const Requantizer requantize(spec.rule, multipliers, spec.y_zero, spec.y_range);
 
   // Per channel range: its input codes as floats (channels-last), its weights (a view of the
   // constant's), its maps' sums.
@@ -93,7 +122,7 @@ void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, con
     memory xf, yf;
   };
   std::vector<Range> ranges;
-  const memory::desc weights_desc = plain_desc(wdims, dt::s8);
+  const memory::desc& weights_desc = spec.weights;
   for (int64_t j = 0; j < parts; ++j) {
     // (One range of all channels, or, ungrouped, cg = C split: a range of the input's channels.)
     Range r{range_start(parts, j), parts == 1 ? x[1] : range_start(parts, j + 1) - range_start(parts, j), {}, {}};
@@ -105,7 +134,7 @@ void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, con
   }
 
   // The codes as floats x − z_x, channels-last, one buffer per range.
-  const bool src_cl = channels_last(options, n.inputs[0]), dst_cl = channels_last(options, n.outputs[0]);
+  const bool src_cl = spec.src_cl, dst_cl = spec.dst_cl;
   const int64_t batches = x[0], channels = x[1], plane = element_count(xv.shape, xv.name) / (batches * channels);
   node.add_loop(
       [ranges, src_cl, batches, channels, plane, zx](KernelContext& ctx) {
@@ -133,7 +162,7 @@ void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, con
       },
       "memledger codes to float");
   for (const Range& r : ranges) {
-    memory::dims wr = wdims, offsets(wdims.size(), 0);
+    memory::dims wr = weights_desc.dims(), offsets(wr.size(), 0);
     if (parts > 1) {  // ungrouped: [M, C, k...]
       wr[1] = r.width;
       offsets[1] = r.start;
@@ -154,14 +183,14 @@ void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, con
   // The sums (integers, as floats) plus the bias, requantized into the output's order: the
   // float-scale rule as integer_elementwise.h's round_to_code (the same integers as the
   // Requantizer's nearbyint, in a loop that vectorizes), the fixed-point one by the Requantizer.
-  const bool has_bias = has_in(n, 2);
+  const bool has_bias = spec.has_bias;
   const int64_t out_plane = element_count(yv.shape, yv.name) / (batches * maps);
   std::vector<float> scales;
-  if (g.requantization == Requantization::kFloatScale)
+  if (spec.rule == Requantization::kFloatScale)
     for (int64_t m = 0; m < maps; ++m)
       scales.push_back(static_cast<float>(multipliers[multipliers.size() == 1 ? 0 : m]));
-  const auto zy = static_cast<int32_t>(yq.zero_point());
-  const QuantRange yr = quant_range(yv.dtype);
+  const int32_t zy = spec.y_zero;
+  const QuantRange yr = spec.y_range;
   // Two rows in the workspace: one position's int32 sums, and its output codes before a
   // row-major output's transposing store.
   const memory sum_row = node.workspace(plain_desc({maps}, dt::s32));

@@ -93,6 +93,10 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
     if (has_empty_tensor(g, n)) not_fast("an empty tensor");
     if (kind == FastKernel::kCopy) return prepare_copy(g, n);
     auto node = std::make_unique<DnnlNode>();
+    if (kind == FastKernel::kTfliteConv) {  // int8 over NHWC as the file has it
+      prepare_tflite_conv(*node, g, n, options);
+      return node;
+    }
     // An integer operator's fast form, where the op table says the fast set has one.
     if (is_integer_node(g, n)) {
       if (!has_fast_integer_form(g, n)) not_fast("no fast integer " + n.op);
@@ -171,8 +175,9 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
       case FastKernel::kSlice:
         prepare_slice(*node, g, n);
         break;
-      case FastKernel::kNone:  // both returned above
+      case FastKernel::kNone:  // all three returned above
       case FastKernel::kCopy:
+      case FastKernel::kTfliteConv:
         not_fast("no fast kernel");
     }
     return node;
