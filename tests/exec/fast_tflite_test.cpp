@@ -120,15 +120,23 @@ Graph conv_graph(const ConvCase& c) {
 
 const ConvCase kConvCases[] = {
     {"3x3 SAME stride 1", "CONV_2D", {1, 9, 11, 5}, 7, 3, 3, 1, 1, 1, "SAME", "NONE"},
-    {"3x3 SAME stride 2, odd extents (the odd row at the end)", "CONV_2D", {1, 9, 10, 4}, 6, 3, 3, 2, 2, 1, "SAME",
+    {"3x3 SAME stride 2, odd extents (the odd row at the end)",
+     "CONV_2D",
+     {1, 9, 10, 4},
+     6,
+     3,
+     3,
+     2,
+     2,
+     1,
+     "SAME",
      "RELU6"},
     {"2x3 VALID stride 2 with leftover input", "CONV_2D", {2, 8, 9, 3}, 5, 2, 3, 2, 2, 1, "VALID", "RELU"},
     {"3x3 dilation 2 SAME", "CONV_2D", {1, 12, 12, 4}, 4, 3, 3, 1, 1, 2, "SAME", "NONE"},
     {"1x1 per-tensor, no bias", "CONV_2D", {1, 6, 6, 16}, 8, 1, 1, 1, 1, 1, "VALID", "RELU_N1_TO_1", 1, false, false},
     {"depthwise 3x3 SAME", "DEPTHWISE_CONV_2D", {1, 10, 10, 8}, 8, 3, 3, 1, 1, 1, "SAME", "RELU6"},
     {"depthwise multiplier 2 stride 2", "DEPTHWISE_CONV_2D", {1, 9, 9, 3}, 6, 3, 3, 2, 2, 1, "SAME", "NONE", 2},
-    {"depthwise 5x5 VALID per-tensor", "DEPTHWISE_CONV_2D", {1, 11, 7, 4}, 4, 5, 5, 1, 1, 1, "VALID", "RELU", 1,
-     false},
+    {"depthwise 5x5 VALID per-tensor", "DEPTHWISE_CONV_2D", {1, 11, 7, 4}, 4, 5, 5, 1, 1, 1, "VALID", "RELU", 1, false},
 };
 
 TEST(FastTflite, ConvAndDepthwiseGiveTheReferenceKernelsBytes) {

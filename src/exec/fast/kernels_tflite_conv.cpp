@@ -75,7 +75,8 @@ void prepare_tflite_conv(DnnlNode& node, const Graph& g, const Node& n, const Pr
       for (int64_t o = 0; o < out_c; ++o)
         for (int64_t t = 0; t < k_h * k_w; ++t)
           for (int64_t c = 0; c < channels; ++c)
-            spec.weight_abs[static_cast<size_t>(o * channels + c)] += std::abs(codes[(o * k_h * k_w + t) * channels + c]);
+            spec.weight_abs[static_cast<size_t>(o * channels + c)] +=
+                std::abs(codes[(o * k_h * k_w + t) * channels + c]);
     }
     const int64_t stride_h = n.int_attr("stride_h", 1), stride_w = n.int_attr("stride_w", 1);
     const int64_t dilation_h = n.int_attr("dilation_h_factor", 1), dilation_w = n.int_attr("dilation_w_factor", 1);
@@ -89,8 +90,7 @@ void prepare_tflite_conv(DnnlNode& node, const Graph& g, const Node& n, const Pr
   spec.x_range = quant_range(DType::kInt8);
   spec.rule = Requantization::kFixedPoint;
   for (int64_t m = 0; m < (wq.scales.size() == 1 ? 1 : spec.maps); ++m)
-    spec.multipliers.push_back(
-        real_multiplier(Requantization::kFixedPoint, xq.scale(), wq.scale(m), yq.scale()));
+    spec.multipliers.push_back(real_multiplier(Requantization::kFixedPoint, xq.scale(), wq.scale(m), yq.scale()));
   spec.y_zero = static_cast<int32_t>(yq.zero_point());
   spec.y_range = tflite::activation_range(tflite::fused_activation(n), {yq.scale(), spec.y_zero}, DType::kInt8);
   spec.src_cl = spec.dst_cl = true;  // NHWC is the tensors' own order
