@@ -3,11 +3,15 @@
 reference backend from libarmnn-cpuref-backend22) on seeded inputs and writes the inputs
 and outputs as .npy, the outside reference for `memledger run MODEL.tflite`.
 
-    armnn_reference.py MODEL.tflite OUT_DIR [--seed N] [--bias-axis-zero]
+    armnn_reference.py MODEL.tflite OUT_DIR [--seed N] [--bias-axis-zero] [--repeat N]
 
 OUT_DIR receives inputs/<i>.npy, outputs/<i>.npy (in the subgraph's order) and
 manifest.json (tensor names, shapes, dtypes, files). Integer inputs are uniform over their
 type's range, float inputs uniform in [-1, 1), from numpy's default_rng(seed).
+
+--repeat N times N more runs of the loaded network on the same inputs after the first and
+prints their median wall time in milliseconds ("armnn latency: median X ms over N runs",
+also in manifest.json as "median_ms"): the outside timing for bench/tflite/tflite_latency.sh.
 
 --bias-axis-zero runs Arm NN on a copy of the model in which every 1-D tensor's per-axis
 quantization names axis 0 (the only axis a 1-D tensor has): TFLite's converter writes
@@ -101,6 +105,7 @@ def main():
     parser.add_argument("out_dir")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--bias-axis-zero", action="store_true")
+    parser.add_argument("--repeat", type=int, default=0)
     args = parser.parse_args()
     if not os.path.isfile(args.model):
         fail_usage(f"{args.model}: no such file")
@@ -160,6 +165,15 @@ def main():
         outputs = ann.make_output_tensors(out_bindings)
         runtime.EnqueueWorkload(net_id, inputs, outputs)
         results = ann.workload_tensors_to_ndarray(outputs)
+        if args.repeat > 0:
+            import time  # noqa: E402
+            times = []
+            for _ in range(args.repeat):
+                start = time.perf_counter()
+                runtime.EnqueueWorkload(net_id, inputs, outputs)
+                times.append((time.perf_counter() - start) * 1000.0)
+            manifest["median_ms"] = float(np.median(times))
+            print(f"armnn latency: median {manifest['median_ms']:.3f} ms over {args.repeat} runs")
     except Exception as e:
         manifest["refused"] = str(e).strip()
         write_manifest()
