@@ -413,7 +413,12 @@ class Reader {
     const int64_t lo = range.min, hi = range.max;
     if (q->zero_point() && q->zero_point()->size() != 0) {
       if (q->zero_point()->size() != n) error("{}: {} zero points for {} scales", where, q->zero_point()->size(), n);
-      for (int64_t z : *q->zero_point()) {
+      // Copied out byte by byte: the Verifier checks a vector's length prefix for 4-byte
+      // alignment, not its elements, so a hostile file may place these int64s off 8 bytes.
+      const uint8_t* raw = q->zero_point()->Data();
+      for (size_t i = 0; i < n; ++i) {
+        int64_t z = 0;
+        std::memcpy(&z, raw + i * sizeof(int64_t), sizeof(int64_t));  // little-endian, as flatbuffers
         if (z < lo || z > hi) error("{}: zero point {} is outside {}", where, z, dtype_name(v.dtype));
         out.zero_points.push_back(z);
       }
