@@ -92,8 +92,19 @@ std::vector<uint8_t> write_offline_plan(std::span<const uint8_t> bytes, const Of
   b.AddElement<uint32_t>(slot(kVersion), model->version(), 0);
   for (int id = 1; id < kModelFields; ++id) {
     if (id == kBuffers || id == kMetadata) continue;
-    if (const auto* target = table->GetPointer<const uint8_t*>(slot(id)))
-      b.AddOffset(slot(id), flatbuffers::Offset<void>(old_offset(target)));
+    // Fields the reader's schema does not type are copied as offsets, unverified: checked here
+    // to lie inside the file, field and target both (a fuzzer's file pointed one past it).
+    const flatbuffers::voffset_t field = table->GetOptionalFieldOffset(slot(id));
+    if (field == 0) continue;
+    const auto* at = reinterpret_cast<const uint8_t*>(table) + field;
+    const uint8_t* const first = bytes.data();
+    const uint8_t* const last = bytes.data() + bytes.size();
+    if (at < first || at + sizeof(flatbuffers::uoffset_t) > last)
+      fail("{}: model field {} lies outside the file; not rewritten", source, id);
+    const auto relative = flatbuffers::ReadScalar<flatbuffers::uoffset_t>(at);
+    if (relative == 0 || relative >= static_cast<size_t>(last - at))
+      fail("{}: model field {} points outside the file; not rewritten", source, id);
+    b.AddOffset(slot(id), flatbuffers::Offset<void>(old_offset(at + relative)));
   }
   b.AddOffset(slot(kBuffers), buffers_vector);
   b.AddOffset(slot(kMetadata), metadata_vector);
