@@ -9,6 +9,7 @@
 #include <random>
 
 #include "exec/fast/isa.h"
+#include "exec/first_difference.h"
 #include "memledger/device/profile.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/executor.h"
@@ -36,15 +37,6 @@ Tensor codes(DType type, Shape shape, uint32_t seed) {
       t.data<uint8_t>()[static_cast<size_t>(i)] = static_cast<uint8_t>(d(rng));
   }
   return t;
-}
-
-// The first differing byte of two runs' outputs, or -1.
-int64_t first_difference(const Tensor& a, const Tensor& b) {
-  const std::span<const std::byte> pa = a.bytes(), pb = b.bytes();
-  if (pa.size() != pb.size()) return 0;
-  for (size_t i = 0; i < pa.size(); ++i)
-    if (pa[i] != pb[i]) return static_cast<int64_t>(i);
-  return -1;
 }
 
 // Runs g on the fast and the reference kernels; the fast run (and its arena run under the

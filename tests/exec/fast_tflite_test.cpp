@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <random>
 
+#include "exec/first_difference.h"
 #include "memledger/device/profile.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/executor.h"
@@ -38,14 +39,6 @@ Tensor biases(int64_t count, uint32_t seed) {
   std::uniform_int_distribution<int32_t> d(-20000, 20000);
   for (auto& v : t.data<int32_t>()) v = d(rng);
   return t;
-}
-
-int64_t first_difference(const Tensor& a, const Tensor& b) {
-  const std::span<const std::byte> pa = a.bytes(), pb = b.bytes();
-  if (pa.size() != pb.size()) return 0;
-  for (size_t i = 0; i < pa.size(); ++i)
-    if (pa[i] != pb[i]) return static_cast<int64_t>(i);
-  return -1;
 }
 
 // Runs g on both kernel sets: the fast run, and its arena run under the fast kernels' own
