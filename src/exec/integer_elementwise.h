@@ -36,6 +36,18 @@ namespace memledger::exec {
   return q < range.lo ? range.lo : (q > range.hi ? range.hi : q);
 }
 
+// The same integers as scale_round_half_even_with_zero (requantize.h): the zero point joins
+// v in float before the rounding, as the integer Conv and Gemm requantize.
+[[gnu::always_inline]] inline int32_t round_with_zero_to_code(float v, int32_t zero, QuantRange range) {
+  constexpr float kLimit = 4194304.0f;   // 2^22
+  constexpr float kShift = 12582912.0f;  // 1.5 · 2^23
+  v += static_cast<float>(zero);
+  v = v > -kLimit ? v : -kLimit;
+  v = v < kLimit ? v : kLimit;
+  const int32_t q = static_cast<int32_t>((v + kShift) - kShift);
+  return q < range.lo ? range.lo : (q > range.hi ? range.hi : q);
+}
+
 struct FloatScaleAdd {
   float ra, rb;  // s_a / s_y, s_b / s_y
   int32_t za, zb, zy;

@@ -78,9 +78,9 @@ TEST(Int8Corpus, RunsAsOnnxruntimeDoesAndBitIdenticallyInItsArena) {
       if (a[i] > a[top_ours]) top_ours = i;
       if (b[i] > b[top_ref]) top_ref = i;
     }
-    // Open (issue 35): mobilenet_v3_small reaches 99.6 % within one LSB (at most 2 LSB), short
-    // of the 99.9 % target; it is held to what it reaches so that a regression still fails.
-    const double required = name == "mobilenet_v3_small" ? 0.995 : 0.999;
+    // Each model, mobilenet_v3_small too, reaches 100 % since the integer Conv and Gemm add the
+    // output's zero point before rounding (rounding first left mobilenet_v3_small at 99.6 %).
+    const double required = 0.999;
     EXPECT_GE(static_cast<double>(within), required * static_cast<double>(a.size()))
         << within << " of " << a.size() << " within one LSB";
     EXPECT_EQ(top_ours, top_ref);

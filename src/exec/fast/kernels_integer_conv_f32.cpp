@@ -181,8 +181,8 @@ void prepare_exact_conv(DnnlNode& node, const Graph& g, const Node& n, const Exa
   }
 
   // The sums (integers, as floats) plus the bias, requantized into the output's order: the
-  // float-scale rule as integer_elementwise.h's round_to_code (the same integers as the
-  // Requantizer's nearbyint, in a loop that vectorizes), the fixed-point one by the Requantizer.
+  // float-scale rule as integer_elementwise.h's round_with_zero_to_code (the same integers as
+  // the Requantizer's, in a loop that vectorizes), the fixed-point one by the Requantizer.
   const bool has_bias = spec.has_bias;
   const int64_t out_plane = element_count(yv.shape, yv.name) / (batches * maps);
   std::vector<float> scales;
@@ -227,7 +227,7 @@ void prepare_exact_conv(DnnlNode& node, const Graph& g, const Node& n, const Exa
               const int32_t zero = zy;
               const QuantRange range = yr;
               for (int64_t m = 0; m < entries; ++m)
-                row[m] = static_cast<Y>(round_to_code(static_cast<float>(in[m]) * scale[m], zero, range));
+                row[m] = static_cast<Y>(round_with_zero_to_code(static_cast<float>(in[m]) * scale[m], zero, range));
               return;
             }
             for (int64_t m = 0; m < entries; ++m) row[m] = static_cast<Y>(requantize(in[m], static_cast<size_t>(m)));
@@ -246,11 +246,11 @@ void prepare_exact_conv(DnnlNode& node, const Graph& g, const Node& n, const Exa
               const int32_t* add = bias;
               for (int64_t m = 0; m < entries; ++m)
                 target[m] = static_cast<Y>(
-                    round_to_code(static_cast<float>(static_cast<int32_t>(in[m]) + add[m]) * scale[m], zero, range));
+                    round_with_zero_to_code(static_cast<float>(static_cast<int32_t>(in[m]) + add[m]) * scale[m], zero, range));
             } else {
               for (int64_t m = 0; m < entries; ++m)
                 target[m] = static_cast<Y>(
-                    round_to_code(static_cast<float>(static_cast<int32_t>(in[m])) * scale[m], zero, range));
+                    round_with_zero_to_code(static_cast<float>(static_cast<int32_t>(in[m])) * scale[m], zero, range));
             }
           };
           for (int64_t p = 0; p < batches * out_plane; ++p) {
