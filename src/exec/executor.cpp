@@ -1,5 +1,6 @@
 #include "memledger/exec/executor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
@@ -57,7 +58,9 @@ std::string reference_reason(const Graph& graph, const Node& node) {
 // check (training modes, attributes it refuses) holds for the fast kernel too.
 // An integer node runs on the reference integer kernels unless the fast set has its integer
 // form (fast/prepared_node.h).
-std::string fast_blocker(const Graph& graph, const Node& node) {
+std::string fast_blocker(const Graph& graph, const Node& node, const std::vector<std::string>& reference_nodes) {
+  if (std::find(reference_nodes.begin(), reference_nodes.end(), node.name) != reference_nodes.end())
+    return "asked to run on the reference kernels (ExecOptions::reference_nodes)";
   if (is_integer_node(graph, node) && !exec::fast::has_fast_integer_form(graph, node))
     return "an integer operator: the fast set has no integer kernel for it";
   if (auto why = dtype_reason(graph, node); !why.empty()) return why;
@@ -75,13 +78,15 @@ std::string fast_blocker(const Graph& graph, const Node& node) {
 std::unique_ptr<exec::fast::PreparedNode> prepare_fast(const Graph& graph, const Node& node,
                                                        const exec::fast::PrepareOptions& options, std::string& why) {
   if (!exec::fast::has_fast_kernel(graph, node)) return nullptr;
-  if (why = fast_blocker(graph, node); !why.empty()) return nullptr;
+  if (why = fast_blocker(graph, node, {}); !why.empty()) return nullptr;
   return exec::fast::prepare(graph, node, options, why);
 }
 
 // The whole graph prepared with the fast set, activations' byte order chosen (fast/layout.h).
-exec::fast::PreparedGraph prepare_fast_graph(const Graph& graph, const exec::fast::PrepareOptions& options) {
-  return exec::fast::prepare_graph(graph, options, [&graph](const Node& node) { return fast_blocker(graph, node); });
+exec::fast::PreparedGraph prepare_fast_graph(const Graph& graph, const exec::fast::PrepareOptions& options,
+                                             const std::vector<std::string>& reference_nodes) {
+  return exec::fast::prepare_graph(
+      graph, options, [&graph, &reference_nodes](const Node& node) { return fast_blocker(graph, node, reference_nodes); });
 }
 
 KernelContract reference_contract(const Graph& graph, NodeId id, const DeviceProfile& profile) {
@@ -143,9 +148,10 @@ ContractSource contract_source(const ExecOptions& exec) {
     PreparedContracts contracts;
   };
   auto cache = std::make_shared<Cache>();
-  return [options, cache](const Graph& graph, NodeId id, const DeviceProfile& profile) {
+  return [options, cache, reference_nodes = exec.reference_nodes](const Graph& graph, NodeId id,
+                                                                  const DeviceProfile& profile) {
     if (cache->graph != &graph || cache->values != graph.value_count() || cache->nodes != graph.order().size()) {
-      const exec::fast::PreparedGraph prepared = prepare_fast_graph(graph, options);
+      const exec::fast::PreparedGraph prepared = prepare_fast_graph(graph, options, reference_nodes);
       *cache = Cache{.graph = &graph, .values = graph.value_count(), .nodes = graph.order().size(), .contracts = {}};
       for (size_t i = 0; i < graph.order().size(); ++i)
         cache->contracts.record(graph.order()[i], prepared.nodes[i].get());
@@ -202,7 +208,8 @@ Executor::Executor(const Graph& graph, ExecOptions options)
   exec::fast::PreparedGraph prepared;
   if (options.kernels == KernelSet::kFast)
     prepared = prepare_fast_graph(
-        graph, {.threads = options.threads, .prepack_weights = options.prepack_weights, .contract_only = false});
+        graph, {.threads = options.threads, .prepack_weights = options.prepack_weights, .contract_only = false},
+        options.reference_nodes);
   s.channels_last = prepared.channels_last;
   s.channels_last.resize(graph.value_count(), 0);
   for (size_t position = 0; position < order.size(); ++position) {

@@ -24,7 +24,8 @@ PlannedArena::PlannedArena(const Graph& graph, const MemoryPlan& plan) : graph_(
       if (b.node.index >= 0 && b.node.index < nodes)
         workspace_offset_[static_cast<size_t>(b.node.index)] = plan.offsets[i];
     } else if (b.value.valid() && static_cast<size_t>(b.value.index) < value_offset_.size()) {
-      value_offset_[static_cast<size_t>(b.value.index)] = plan.offsets[i];
+      value_offset_[static_cast<size_t>(b.value.index)] = b.external ? kExternal : plan.offsets[i];
+      if (b.external) external_[b.value.index].resize(static_cast<size_t>(b.physical_bytes));
     }
   }
 }
@@ -38,6 +39,13 @@ std::span<std::byte> PlannedArena::at(int64_t offset, int64_t bytes, const std::
 
 std::span<std::byte> PlannedArena::value_buffer(ValueId value, int64_t bytes) {
   const int64_t offset = static_cast<size_t>(value.index) < value_offset_.size() ? value_offset_[value.index] : -1;
+  if (offset == kExternal) {
+    // Outside the arena (an input the device keeps elsewhere): storage of its own, made with
+    // the arena (its physical bytes; a larger request, which a plan does not make, grows it).
+    std::vector<std::byte>& own = external_[value.index];
+    if (static_cast<int64_t>(own.size()) < bytes) own.resize(static_cast<size_t>(bytes));
+    return {own.data(), static_cast<size_t>(bytes)};
+  }
   if (offset < 0) fail("the plan has no buffer for '{}'", graph_.value(value).name);
   return at(offset, bytes, graph_.value(value).name);
 }

@@ -65,6 +65,17 @@ std::string arena_run_text(const ArenaRunReport& r, const ArenaRunContext& c) {
               ? fmt::format(", arena {} the capacity of {} B",
                             plan.arena_bytes <= given.capacity_bytes ? "within" : "over", given.capacity_bytes)
               : "");
+    if (c.fit_arena && !c.fit_arena->reference_nodes.empty()) {
+      const std::vector<std::string>& moved = c.fit_arena->reference_nodes;
+      std::string names;
+      constexpr size_t kNamed = 3;
+      for (size_t i = 0; i < std::min(moved.size(), kNamed); ++i) names += fmt::format("{}'{}'", i ? ", " : "", moved[i]);
+      if (moved.size() > kNamed) names += fmt::format(" and {} more", moved.size() - kNamed);
+      fmt::format_to(std::back_inserter(out),
+                     "  within the capacity: {} node{} on the reference kernels (their fast contracts took the "
+                     "arena to {} B): {}\n",
+                     moved.size(), moved.size() == 1 ? "" : "s", c.fit_arena->fast_over_capacity_bytes, names);
+    }
     if (c.kernels != KernelSet::kReference && plan.arena_bytes != c.fit->plan.arena_bytes)
       out +=
           "  the fit's plan holds for kernels with the op table's contracts, as a device's are: `--kernels "

@@ -1,19 +1,79 @@
 #include "memledger/verify/fit_arena.h"
 
-#include "memledger/core/error.h"
+#include <algorithm>
+#include <set>
 
+#include "memledger/core/error.h"
+#include "memledger/exec/arena_run.h"
 #include "memledger/ir/integer_node.h"
 
 namespace memledger {
+namespace {
 
-FitArenaPlan plan_fit_arena(const FitResult& fit, const DeviceProfile& profile, const Executor& executor) {
-  ML_CHECK(&executor.graph() == &fit.graph, "the executor is not the fit graph's");
+// The plan the reference kernels run: the fit's own for a quantized model (already in its
+// bytes), else the fit's graph and decisions under the model's dtypes.
+MemoryPlan reference_arena_plan(const FitResult& fit, const DeviceProfile& profile) {
+  return is_quantized_model(fit.graph) ? fit.plan : fit_arena_plan(fit, profile);
+}
+
+// Whether the fast contract of node `id` differs from the op table's: it declares workspace
+// the reference kernel does not, or drops an in-place promise the table makes.
+bool contract_differs(const Graph& g, NodeId id, const DeviceProfile& profile, const ContractSource& fast,
+                      const ContractSource& table) {
+  const KernelContract a = fast(g, id, profile), b = table(g, id, profile);
+  return a.workspace_bytes > b.workspace_bytes || a.overwritable_inputs != b.overwritable_inputs;
+}
+
+// Nodes of the fast plan to move to the reference kernels: at each step whose live bytes
+// pass the capacity (or, when none does but the placement does, the peak step), the node run
+// there when its fast contract differs from the table's. Not yet in `taken`, in step order.
+std::vector<std::string> nodes_over_capacity(const Graph& g, const MemoryPlan& plan, const DeviceProfile& profile,
+                                             const ExecOptions& exec, const std::set<std::string>& taken) {
+  const ContractSource fast = contract_source(exec);
+  const ContractSource table = contract_source({.kernels = KernelSet::kReference});
+  std::vector<int> steps;
+  for (const TimelineStep& s : plan.ledger.timeline)
+    if (s.live_bytes > plan.capacity_bytes) steps.push_back(s.step);
+  if (steps.empty()) steps.push_back(plan.ledger.peak_step);
+  std::vector<std::string> found;
+  for (int step : steps) {
+    const TimelineStep& s = plan.ledger.timeline.at(static_cast<size_t>(step));
+    const std::string& name = g.node(s.node).name;
+    if (taken.count(name) == 0 && contract_differs(g, s.node, profile, fast, table)) found.push_back(name);
+  }
+  return found;
+}
+
+}  // namespace
+
+FitArenaPlan plan_fit_arena(const FitResult& fit, const DeviceProfile& profile, const ExecOptions& exec) {
   FitArenaPlan out;
-  out.kernels = executor.options().kernels;
-  if (out.kernels == KernelSet::kReference)
-    out.plan = is_quantized_model(fit.graph) ? fit.plan : fit_arena_plan(fit, profile);
-  else
-    out.plan = plan_for_kernels(executor, with_model_dtypes(profile), fit.plan_options);
+  out.kernels = exec.kernels;
+  out.exec = exec;
+  if (out.kernels == KernelSet::kReference) {
+    out.plan = reference_arena_plan(fit, profile);
+  } else {
+    const DeviceProfile own = with_model_dtypes(profile);
+    out.plan = plan_for_kernels(fit.graph, own, out.exec, fit.plan_options);
+    // Within the capacity where the reference kernels' plan is (the device's kernels): the
+    // nodes whose fast contracts pass it run on the reference kernels, a round at a time.
+    const int64_t capacity = profile.capacity_bytes;
+    if (capacity > 0 && out.plan.arena_bytes > capacity &&
+        reference_arena_plan(fit, profile).arena_bytes <= capacity) {
+      out.fast_over_capacity_bytes = out.plan.arena_bytes;
+      std::set<std::string> taken;
+      for (int round = 0; round < kFitArenaRounds && out.plan.arena_bytes > capacity; ++round) {
+        const std::vector<std::string> more = nodes_over_capacity(fit.graph, out.plan, own, out.exec, taken);
+        if (more.empty()) break;
+        for (const std::string& name : more) {
+          taken.insert(name);
+          out.exec.reference_nodes.push_back(name);
+        }
+        out.plan = plan_for_kernels(fit.graph, own, out.exec, fit.plan_options);
+      }
+      out.reference_nodes = out.exec.reference_nodes;
+    }
+  }
   out.in_place_differences = in_place_differences(fit.plan, out.plan);
   return out;
 }

@@ -6,6 +6,7 @@
 // by scripts/test.sh.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "exec/fast/isa.h"
@@ -41,9 +42,10 @@ Tensor codes(DType type, Shape shape, uint32_t seed) {
 
 // Runs g on the fast and the reference kernels; the fast run (and its arena run under the
 // fast kernels' own plan) must give the reference's bytes.
-void expect_fast_equals_reference(const Graph& g, const std::vector<Tensor>& inputs) {
+void expect_fast_equals_reference(const Graph& g, const std::vector<Tensor>& inputs,
+                                  const std::vector<std::string>& reference_nodes = {}) {
   const std::vector<Tensor> want = run_graph(g, inputs, {.kernels = KernelSet::kReference});
-  const ExecOptions exec{.kernels = KernelSet::kFast, .threads = 1};
+  const ExecOptions exec{.kernels = KernelSet::kFast, .threads = 1, .reference_nodes = reference_nodes};
   const std::vector<Tensor> got = Executor(g, exec).run(inputs);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(first_difference(got[i], want[i]), -1) << "output " << i;
@@ -235,6 +237,26 @@ TEST(FastInteger, LoopsBetweenInt8ConvsRunChannelsLastWithTheReferenceIntegers) 
   EXPECT_EQ(fast.fast_node_count(), static_cast<int>(g.order().size())) << fast.summary();
   for (ValueId v : {c, scaled, act, sum, pool, silu}) EXPECT_TRUE(fast.channels_last(v)) << g.value(v).name;
   expect_fast_equals_reference(g, {codes(kI8, image, 11)});
+  // Nodes asked to run on the reference kernels (what a fit within a capacity asks,
+  // verify/fit_arena.h) do, with the op table's contracts; the others stay fast where the byte
+  // order the layout then picks allows (the Mul on the reference kernels leaves the pool
+  // row-major, where its fast loop does not run), and the integers are the same.
+  const std::vector<std::string> asked{"excite", "c2"};
+  const ExecOptions mixed{.kernels = KernelSet::kFast, .threads = 1, .reference_nodes = asked};
+  const Executor part(g, mixed);
+  for (NodeId id : g.order()) {
+    const bool is_asked = std::find(asked.begin(), asked.end(), g.node(id).name) != asked.end();
+    const bool row_major_pool = g.node(id).name == "pool";
+    EXPECT_EQ(part.kernel_set_of(id), is_asked || row_major_pool ? KernelSet::kReference : KernelSet::kFast)
+        << g.node(id).name;
+    if (is_asked) {
+      const KernelContract mine = contract_source(mixed)(g, id, builtin_profile("host"));
+      const KernelContract table = contract_source({.kernels = KernelSet::kReference})(g, id, builtin_profile("host"));
+      EXPECT_EQ(mine.workspace_bytes, table.workspace_bytes) << g.node(id).name;
+      EXPECT_EQ(mine.overwritable_inputs, table.overwritable_inputs) << g.node(id).name;
+    }
+  }
+  expect_fast_equals_reference(g, {codes(kI8, image, 11)}, asked);
 }
 
 // The exact f32 Conv (TFLite's fixed-point rule here, so on every machine) keeps every sum

@@ -22,7 +22,7 @@ struct FitArena : testing::Test {
 
 TEST_F(FitArena, TheReferenceKernelsRunTheFitsOwnPlan) {
   Executor executor(fit.graph, {.kernels = KernelSet::kReference, .threads = 1});
-  const FitArenaPlan arena = plan_fit_arena(fit, mcu, executor);
+  const FitArenaPlan arena = plan_fit_arena(fit, mcu, executor.options());
   const MemoryPlan expected = fit_arena_plan(fit, mcu);
   EXPECT_EQ(arena.plan.offsets, expected.offsets);
   EXPECT_EQ(arena.plan.arena_bytes, expected.arena_bytes);
@@ -47,14 +47,16 @@ TEST_F(FitArena, TheReferenceKernelsRunTheFitsOwnPlan) {
 TEST_F(FitArena, TheFastKernelsRunTheirOwnPlanOfTheFitsGraph) {
   const ExecOptions fast{.kernels = KernelSet::kFast, .threads = 1};
   Executor executor(fit.graph, fast);
-  const FitArenaPlan arena = plan_fit_arena(fit, mcu, executor);
+  const FitArenaPlan arena = plan_fit_arena(fit, mcu, fast);
   EXPECT_EQ(arena.kernels, KernelSet::kFast);
+  EXPECT_TRUE(arena.reference_nodes.empty());  // within the capacity as it is
+  EXPECT_EQ(arena.fast_over_capacity_bytes, 0);
   EXPECT_EQ(arena.plan.liveness.schedule, fit.plan.liveness.schedule);  // the fit's order
   int64_t workspace = 0;
   for (const KernelContract& c : arena.plan.liveness.contracts) workspace += c.workspace_bytes;
   EXPECT_EQ(arena.plan.liveness.declared_workspace_bytes(), workspace);
   // The prepared executor's contracts are those contract_source gives without it.
-  const MemoryPlan unprepared = plan_for_kernels(fit.graph, with_model_dtypes(mcu), fast, fit.plan_options);
+  const MemoryPlan unprepared = plan_for_kernels(executor, with_model_dtypes(mcu), fit.plan_options);
   EXPECT_EQ(arena.plan.offsets, unprepared.offsets);
   EXPECT_EQ(arena.plan.arena_bytes, unprepared.arena_bytes);
   for (size_t i = 0; i < unprepared.liveness.contracts.size(); ++i)

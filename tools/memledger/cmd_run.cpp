@@ -193,15 +193,11 @@ bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector
     }
   }
   const Graph& graph = fit ? fit->graph : reordered;
-  // Prepared once: the plan takes the kernels' contracts from it (their workspaces and
-  // in-place promises), and the arena run runs it.
-  Executor executor(graph, exec);
-  if (fit) {
-    fit_arena = plan_fit_arena(*fit, given, executor);
-    plan = fit_arena->plan;
-  } else {
-    plan = plan_for_kernels(executor, profile);
-  }
+  // A fit's plan chooses the kernels of its nodes (verify/fit_arena.h); otherwise the
+  // executor is prepared once and the plan takes the kernels' contracts from it.
+  if (fit) fit_arena = plan_fit_arena(*fit, given, exec);
+  Executor executor(graph, fit ? fit_arena->exec : exec);
+  plan = fit ? fit_arena->plan : plan_for_kernels(executor, profile);
   if (plan.arena_bytes > o.max_memory)
     fail("the arena of {} B is more than the memory limit of {} B (--max-memory)", plan.arena_bytes, o.max_memory);
   // The fast kernels' arena run of a fit is compared with their ordinary run of the fit's

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "memledger/ir/op_table.h"
 
@@ -39,6 +40,10 @@ struct ExecOptions {
   // Activation and workspace bytes live at once during a run; a buffer that would pass it
   // is an Error naming the node, the value and the bytes, raised before the allocation.
   int64_t max_memory_bytes = kDefaultMaxMemoryBytes;
+  // Fast set: nodes (by name) that run on the reference kernels all the same, with the op
+  // table's contracts (in place where it allows, its workspaces): what a fit within a
+  // capacity asks of the nodes whose fast contracts would pass it (verify/fit_arena.h).
+  std::vector<std::string> reference_nodes;
 };
 
 // Where a planner takes a node's contract from (PlanOptions::contracts).

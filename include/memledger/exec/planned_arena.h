@@ -2,10 +2,12 @@
 // allocation made up front, nothing checked per node. The guarded ArenaBufferProvider
 // proves a plan (bit-identical outputs, no write outside a node's buffers); this one runs
 // it at full speed, for `run --arena --repeat` and the latency benchmark, and allocates
-// nothing once made.
+// nothing once made. A value the plan keeps outside the arena (an MCU profile's input) has
+// storage of its own, made with it.
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <span>
 #include <vector>
@@ -36,7 +38,9 @@ class PlannedArena final : public BufferProvider {
   int64_t arena_bytes_ = 0;
   std::unique_ptr<std::byte[]> storage_;
   std::byte* base_ = nullptr;
-  std::vector<int64_t> value_offset_;      // by value index, -1 when not planned
+  static constexpr int64_t kExternal = -2;  // a value_offset_ outside the arena
+  std::vector<int64_t> value_offset_;       // by value index, -1 when not planned
+  std::map<int32_t, std::vector<std::byte>> external_;  // storage of the values outside it
   std::vector<int64_t> workspace_offset_;  // by node index, -1 when not planned
 };
 

@@ -6,7 +6,11 @@
 // computes in them; a quantized model's plan is already in its own bytes). The fast kernels
 // declare contracts of their own (oneDNN's workspaces, the in-place promises each keeps),
 // so they plan the fit's graph, order, patches and in-place options with those, and the
-// run proves that plan rather than the fit's.
+// run proves that plan rather than the fit's. Where that plan passes the device's capacity
+// and the reference kernels' does not, the nodes whose fast contracts pass it (a workspace
+// the table's kernel does not need, an in-place promise dropped) run on the reference
+// kernels, round by round at the steps over the capacity, until the plan is within it: the
+// fastest run the capacity allows, as a device would run the int8 model.
 #pragma once
 
 #include <cstdint>
@@ -25,9 +29,17 @@
 
 namespace memledger {
 
+// Rounds of moving nodes to the reference kernels before the fast plan is left as it is.
+inline constexpr int kFitArenaRounds = 16;
+
 struct FitArenaPlan {
   MemoryPlan plan;  // under the profile with the model's dtypes (with_model_dtypes)
   KernelSet kernels = KernelSet::kReference;
+  ExecOptions exec;  // what the arena run's executor is made with (reference_nodes included)
+  // Fast set: the nodes moved to the reference kernels to keep within the capacity, and the
+  // arena the fast contracts alone would take (0 when nothing was moved).
+  std::vector<std::string> reference_nodes;
+  int64_t fast_over_capacity_bytes = 0;
   // Against the fit's plan (in_place_differences): buffers whose in-place decision differs.
   std::vector<std::string> in_place_differences;
 };
@@ -52,9 +64,9 @@ struct FitArenaReference {
 FitArenaReference fit_arena_reference(const FitArenaPlan& arena, Executor& executor, const std::vector<Tensor>& inputs,
                                       const std::vector<Tensor>& model_outputs);
 
-// `profile` is the one the fit ran under (with its storage dtype, if any); `executor` is
-// prepared for the fit's graph with the kernels that will run it (their contracts come from it).
-FitArenaPlan plan_fit_arena(const FitResult& fit, const DeviceProfile& profile, const Executor& executor);
+// `profile` is the one the fit ran under (with its storage dtype, if any); `exec` the kernels
+// asked for. The arena run's executor is made with the result's `exec`.
+FitArenaPlan plan_fit_arena(const FitResult& fit, const DeviceProfile& profile, const ExecOptions& exec);
 
 // Whether the arena run `run` of `arena` proves what it was run for: with the fast kernels
 // their own plan of the fit's graph (a clean run); with the reference kernels the fit's
