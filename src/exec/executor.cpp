@@ -85,8 +85,9 @@ std::unique_ptr<exec::fast::PreparedNode> prepare_fast(const Graph& graph, const
 // The whole graph prepared with the fast set, activations' byte order chosen (fast/layout.h).
 exec::fast::PreparedGraph prepare_fast_graph(const Graph& graph, const exec::fast::PrepareOptions& options,
                                              const std::vector<std::string>& reference_nodes) {
-  return exec::fast::prepare_graph(
-      graph, options, [&graph, &reference_nodes](const Node& node) { return fast_blocker(graph, node, reference_nodes); });
+  return exec::fast::prepare_graph(graph, options, [&graph, &reference_nodes](const Node& node) {
+    return fast_blocker(graph, node, reference_nodes);
+  });
 }
 
 KernelContract reference_contract(const Graph& graph, NodeId id, const DeviceProfile& profile) {

@@ -69,7 +69,8 @@ std::string arena_run_text(const ArenaRunReport& r, const ArenaRunContext& c) {
       const std::vector<std::string>& moved = c.fit_arena->reference_nodes;
       std::string names;
       constexpr size_t kNamed = 3;
-      for (size_t i = 0; i < std::min(moved.size(), kNamed); ++i) names += fmt::format("{}'{}'", i ? ", " : "", moved[i]);
+      for (size_t i = 0; i < std::min(moved.size(), kNamed); ++i)
+        names += fmt::format("{}'{}'", i ? ", " : "", moved[i]);
       if (moved.size() > kNamed) names += fmt::format(" and {} more", moved.size() - kNamed);
       fmt::format_to(std::back_inserter(out),
                      "  within the capacity: {} node{} on the reference kernels (their fast contracts took the "

@@ -58,8 +58,7 @@ FitArenaPlan plan_fit_arena(const FitResult& fit, const DeviceProfile& profile, 
     // Within the capacity where the reference kernels' plan is (the device's kernels): the
     // nodes whose fast contracts pass it run on the reference kernels, a round at a time.
     const int64_t capacity = profile.capacity_bytes;
-    if (capacity > 0 && out.plan.arena_bytes > capacity &&
-        reference_arena_plan(fit, profile).arena_bytes <= capacity) {
+    if (capacity > 0 && out.plan.arena_bytes > capacity && reference_arena_plan(fit, profile).arena_bytes <= capacity) {
       out.fast_over_capacity_bytes = out.plan.arena_bytes;
       std::set<std::string> taken;
       for (int round = 0; round < kFitArenaRounds && out.plan.arena_bytes > capacity; ++round) {

@@ -19,9 +19,9 @@ memledger_cli_test(run_compare_loose ARGS run ${exec_data}/add_one.onnx --compar
 memledger_cli_test(run_refuses_overwriting_input ARGS run ${exec_data}/add_one.onnx --input x=${exec_data}/y.npy
   --output-dir ${exec_data} EXIT_CODE 2 OUTPUT "refusing to overwrite the input file .*y.npy" NOT_OUTPUT "wrote")
 memledger_cli_test(run_unknown_input ARGS run ${exec_data}/add_one.onnx --input z=${exec_data}/y.npy
-  EXIT_CODE 2 OUTPUT "input 'x' \\(float32 \\[2,3\\]\\) has no --input file")
+  EXIT_CODE 2 OUTPUT "--input: input 'x' \\(float32 \\[2,3\\]\\) has no file")
 memledger_cli_test(run_extra_input ARGS run ${exec_data}/add_one.onnx --input x=${exec_data}/y.npy
-  --input z=${exec_data}/y.npy EXIT_CODE 2 OUTPUT "--input 'z': the model has no input of that name \\(inputs: x\\)")
+  --input z=${exec_data}/y.npy EXIT_CODE 2 OUTPUT "--input: 'z': the model has no input of that name \\(inputs: x\\)")
 memledger_cli_test(run_wrong_shape ARGS run ${exec_data}/add_one.onnx --input x=${exec_data}/x_wrong_shape.npy
   EXIT_CODE 2 OUTPUT "input 'x': .*x_wrong_shape.npy holds float32 \\[3,2\\], the model expects float32 \\[2,3\\]")
 memledger_cli_test(run_wrong_dtype ARGS run ${exec_data}/add_one.onnx --input x=${exec_data}/x_int64.npy

@@ -9,13 +9,8 @@
 // the kernel set (fast: oneDNN where it takes a node), --threads its threads, --repeat times N runs.
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <filesystem>
-#include <map>
 #include <memory>
-#include <numeric>
 #include <optional>
 
 #include "commands.h"
@@ -24,24 +19,13 @@
 #include "flag_errors.h"
 #include "memledger/core/checked.h"
 #include "memledger/core/error.h"
-#include "memledger/core/input_file.h"
 #include "memledger/core/output_file.h"
-#include "memledger/core/text.h"
-#include "memledger/exec/arena_run.h"
-#include "memledger/exec/compare.h"
-#include "memledger/exec/executor.h"
 #include "memledger/exec/interpreter.h"
-#include "memledger/exec/planned_arena.h"
-#include "memledger/fit/fit.h"
 #include "memledger/fit/schedule.h"
-#include "memledger/ir/integer_node.h"
-#include "memledger/onnx/import.h"
+#include "memledger/onnx/input_files.h"
 #include "memledger/onnx/tensor_file.h"
-#include "memledger/plan/memory_plan.h"
-#include "memledger/report/arena_report.h"
-#include "memledger/report/fit_report.h"
-#include "memledger/verify/fit_arena.h"
-#include "memledger/verify/verify.h"
+#include "memledger/report/run_report.h"
+#include "memledger/verify/model_run.h"
 #include "model_options.h"
 #include "option_checks.h"
 
@@ -82,49 +66,12 @@ ExecOptions exec_options(const RunCommandOptions& o) {
           .max_memory_bytes = o.max_memory};
 }
 
-// Median and spread of `repeat` timed runs after one warm-up, onnxruntime perf-tool style.
-void print_repeat(const std::string& what, int repeat, const std::function<void()>& once) {
-  once();  // warm-up
-  std::vector<double> ms;
-  for (int i = 0; i < repeat; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    once();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  const double median = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
-  const double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
-  fmt::print("{}: {} runs after a warm-up: median {:.3f} ms, min {:.3f}, max {:.3f}, mean {:.3f}\n", what, repeat,
-             median, ms.front(), ms.back(), mean);
-}
-
 // A file name for an output: its name with anything but [A-Za-z0-9._-] replaced.
 std::string file_stem(const std::string& name) {
   std::string s = name.empty() ? "output" : name;
   for (char& c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
   return s;
-}
-
-std::string summary(const Tensor& t) {
-  if (t.elements() == 0) return "empty";
-  double lo = INFINITY, hi = -INFINITY, sum = 0;
-  for (int64_t i = 0; i < t.elements(); ++i) {
-    const double v = t.element_as_double(i);
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-    sum += v;
-  }
-  return fmt::format("min {:.6g}, max {:.6g}, mean {:.6g}", lo, hi, sum / static_cast<double>(t.elements()));
-}
-
-std::vector<Tensor> timed_run(const Graph& graph, const std::vector<Tensor>& inputs, double& ms,
-                              const ExecOptions& exec) {
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<Tensor> out = run_graph(
-      graph, inputs, {.kernels = exec.kernels, .threads = exec.threads, .max_memory_bytes = exec.max_memory_bytes});
-  ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  return out;
 }
 
 // The inputs from --input NAME=FILE, every graph input exactly once; or seeded ones.
@@ -144,85 +91,9 @@ std::vector<Tensor> load_inputs(const Graph& graph, const RunCommandOptions& o, 
     const std::string name = text.substr(0, eq);
     if (!given.emplace(name, text.substr(eq + 1)).second) fail("--input '{}': input '{}' given twice", text, name);
   }
-  std::vector<Tensor> inputs;
-  for (ValueId id : graph.inputs()) {
-    const Value& v = graph.value(id);
-    auto it = given.find(v.name);
-    if (it == given.end())
-      fail("input '{}' ({} {}) has no --input file", v.name, dtype_name(v.dtype), shape_to_string(v.shape));
-    // A file may hold its header and, for .pb, varint-coded integers besides the data.
-    const int64_t expected = checked_mul(element_count(v.shape, v.name), host_element_bytes(v.dtype), v.name);
-    const int64_t bound = checked_add(checked_mul(expected, 3, v.name), int64_t{1} << 20, v.name);
-    outputs.protect_input(it->second);
-    NamedTensor t = read_tensor_file(it->second, bound);
-    if (t.tensor.dtype() != v.dtype || t.tensor.shape() != v.shape)
-      fail("input '{}': {} holds {} {}, the model expects {} {}", v.name, it->second, dtype_name(t.tensor.dtype()),
-           shape_to_string(t.tensor.shape()), dtype_name(v.dtype), shape_to_string(v.shape));
-    inputs.push_back(std::move(t.tensor));
-    given.erase(it);
-  }
-  if (!given.empty()) {
-    std::string names;
-    for (ValueId id : graph.inputs()) names += (names.empty() ? "" : ", ") + graph.value(id).name;
-    fail("--input '{}': the model has no input of that name (inputs: {})", given.begin()->first, names);
-  }
-  return inputs;
-}
-
-// Plans the model for the device (with its own dtypes), runs it inside the arena and
-// prints the verdict. False when a guard broke or an output differs.
-bool arena_run(const Graph& model, const RunCommandOptions& o, const std::vector<Tensor>& inputs,
-               const std::vector<Tensor>& outputs) {
-  const DeviceProfile given =
-      o.fit ? fit_profile(device_from_flag(o.device), o.fit_options) : device_from_flag(o.device);
-  const DeviceProfile profile = with_model_dtypes(given);
-  std::optional<FitResult> fit;
-  std::optional<FitArenaPlan> fit_arena;  // the plan that runs the fit (verify/fit_arena.h)
-  Graph reordered = model;
-  MemoryPlan plan;
-  const ExecOptions exec = exec_options(o);
-  if (o.fit) {
-    fit = run_fit(model, given, o.fit_options, false);
-  } else {
-    // A memory-aware order runs a reordered copy; its outputs must match the model order's.
-    if (parse_flag("--schedule", [&] { return parse_schedule_kind(o.schedule); }) == ScheduleKind::kMemory) {
-      const ScheduleResult s = memory_aware_schedule(model, profile);
-      reordered.set_order(s.order);
-      fmt::print("memory-aware order ({}{}): peak-live {} B against {} B in the model's order\n", s.method,
-                 s.optimal ? ", optimal" : "", s.peak_live_bytes, s.model_order_peak_bytes);
-    }
-  }
-  const Graph& graph = fit ? fit->graph : reordered;
-  // A fit's plan chooses the kernels of its nodes (verify/fit_arena.h); otherwise the
-  // executor is prepared once and the plan takes the kernels' contracts from it.
-  if (fit) fit_arena = plan_fit_arena(*fit, given, exec);
-  Executor executor(graph, fit ? fit_arena->exec : exec);
-  plan = fit ? fit_arena->plan : plan_for_kernels(executor, profile);
-  if (plan.arena_bytes > o.max_memory)
-    fail("the arena of {} B is more than the memory limit of {} B (--max-memory)", plan.arena_bytes, o.max_memory);
-  // The fast kernels' arena run of a fit is compared with their ordinary run of the fit's
-  // graph, whose difference from the model's outputs the report prints (verify/fit_arena.h).
-  const FitArenaReference compared_with =
-      fit ? fit_arena_reference(*fit_arena, executor, inputs, outputs) : FitArenaReference{};
-  const auto start = std::chrono::steady_clock::now();
-  const ArenaRunReport r = run_in_arena(executor, graph, plan, inputs, compared_with.outputs(outputs));
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  fmt::print("{}", arena_run_text(r, {.graph = &graph,
-                                      .plan = &plan,
-                                      .given = &given,
-                                      .kernels = exec.kernels,
-                                      .milliseconds = ms,
-                                      .fit = fit ? &*fit : nullptr,
-                                      .fit_arena = fit_arena ? &*fit_arena : nullptr,
-                                      .compared_with = &compared_with}));
-  if (o.repeat > 0 && r.clean()) {
-    // The same kernels at the same planned offsets, without the guard checks.
-    PlannedArena arena(graph, plan);
-    std::vector<Tensor> scratch = executor.make_outputs();
-    print_repeat("arena latency (planned offsets, no guards)", o.repeat,
-                 [&] { executor.run_into(inputs, scratch, arena); });
-  }
-  return fit ? fit_arena_proved(*fit, *fit_arena, r) : r.clean();
+  return for_flag("--input", [&] {
+    return read_input_files(graph, given, [&outputs](const std::string& path) { outputs.protect_input(path); });
+  });
 }
 
 void run_command(const RunCommandOptions& o, int& exit_code) {
@@ -245,75 +116,37 @@ void run_command(const RunCommandOptions& o, int& exit_code) {
     }
   const std::vector<Tensor> inputs = load_inputs(graph, o, files);
 
-  const ExecOptions exec = exec_options(o);
-  std::vector<Tensor> outputs;
-  {
-    // One executor for the run, its summary and --repeat: a second one would prepack the
-    // weights again while the first run's are still resident. A single run lets go of
-    // each mapped weight after its last reader.
-    const auto start = std::chrono::steady_clock::now();
-    ExecOptions once = exec;
-    once.release_weights_after_use = o.repeat == 0;
-    // Prepacking holds a reordered copy of every weight beside the originals, which only
-    // pays off over repeated runs; a single run reorders each weight into its node's
-    // workspace, which is freed after the node (the same reorders, once).
-    once.prepack_weights = exec.prepack_weights && o.repeat > 0;
-    Executor executor(graph, once);
-    outputs = executor.run(inputs);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    fmt::print("ran {} nodes in {:.1f} ms (with preparation)\n", graph.order().size(), ms);
-    fmt::print("kernels: {}\n", executor.summary());
-    if (o.repeat > 0) {
-      HeapBufferProvider heap;
-      std::vector<Tensor> scratch = executor.make_outputs();
-      print_repeat("latency", o.repeat, [&] { executor.run_into(inputs, scratch, heap); });
-    }
+  ModelRunOptions run{.exec = exec_options(o), .repeat = o.repeat, .tolerance = o.tolerance};
+  if (o.arena) {
+    ArenaCheckOptions& arena = run.arena.emplace();
+    arena.device = o.fit ? fit_profile(device_from_flag(o.device), o.fit_options) : device_from_flag(o.device);
+    arena.exec = run.exec;
+    if (o.fit) arena.fit = fit_options(graph, o.fit_options, false);
+    arena.schedule = parse_flag("--schedule", [&] { return parse_schedule_kind(o.schedule); });
   }
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const Value& v = graph.value(graph.outputs()[i]);
-    fmt::print("output '{}': {} {}: {}\n", escape_for_terminal(v.name), dtype_name(v.dtype), shape_to_string(v.shape),
-               summary(outputs[i]));
+  std::optional<Graph> other;
+  if (!o.compare.empty()) {
+    ModelOptions other_options = o.model;
+    other_options.path = o.compare;
+    other = load_model(other_options);
+    for_flag("--compare " + o.compare, [&] { return inputs_by_name(graph, inputs, *other); });
+    run.compare = &*other;
   }
-
-  if (o.arena && !arena_run(graph, o, inputs, outputs)) {
+  const ModelRun r = run_model(graph, inputs, run);
+  fmt::print("{}", model_run_text(graph, r, run, o.compare));
+  if (r.arena_failed()) {
     exit_code = static_cast<int>(ExitCode::kVerificationFailed);
     fmt::print(stderr, "memledger: the arena run broke a guard or changed the outputs; nothing written\n");
     return;
   }
-
-  bool differs = false;
-  if (!o.compare.empty()) {
-    ModelOptions other_options = o.model;
-    other_options.path = o.compare;
-    const Graph other = load_model(other_options);
-    std::map<std::string, Tensor> by_name;
-    for (size_t i = 0; i < inputs.size(); ++i) by_name.emplace(graph.value(graph.inputs()[i]).name, inputs[i]);
-    std::vector<Tensor> other_inputs;
-    for (ValueId id : other.inputs()) {
-      auto it = by_name.find(other.value(id).name);
-      if (it == by_name.end())
-        fail("--compare {}: input '{}' is not an input of {}", o.compare, other.value(id).name, o.model.path);
-      other_inputs.push_back(it->second);
-    }
-    double other_ms = 0;
-    const std::vector<Tensor> reference = timed_run(other, other_inputs, other_ms, exec);
-    if (reference.size() != outputs.size())
-      fail("--compare {}: {} outputs, {} has {}", o.compare, reference.size(), o.model.path, outputs.size());
-    fmt::print("compare with {} ({:.1f} ms), tolerance {:g}:\n", o.compare, other_ms, o.tolerance);
-    std::vector<std::string> names;
-    for (ValueId id : graph.outputs()) names.push_back(graph.value(id).name);
-    const Verification v = compare_outputs(names, outputs, reference, o.tolerance);
-    fmt::print("{}", escape_for_terminal(v.describe(), true));
-    differs = !v.ok;
-  }
-  if (differs) {
+  if (r.differs()) {
     exit_code = static_cast<int>(ExitCode::kVerificationFailed);
     fmt::print(stderr, "memledger: outputs differ beyond --tolerance {:g}; nothing written\n", o.tolerance);
     return;
   }
 
   for (size_t i = 0; i < targets.size(); ++i)
-    files.stage(targets[i], serialize_tensor(targets[i].string(), outputs[i], graph.value(graph.outputs()[i]).name));
+    files.stage(targets[i], serialize_tensor(targets[i].string(), r.outputs[i], graph.value(graph.outputs()[i]).name));
   files.commit();
   for (const fs::path& path : files.committed()) fmt::print("wrote {}\n", path.string());
   exit_code = static_cast<int>(ExitCode::kOk);

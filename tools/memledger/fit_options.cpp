@@ -28,12 +28,16 @@ DeviceProfile fit_profile(DeviceProfile profile, const FitCliOptions& options) {
   return profile;
 }
 
-FitResult run_fit(const Graph& graph, const DeviceProfile& profile, const FitCliOptions& options, bool all_steps) {
+FitOptions fit_options(const Graph& graph, const FitCliOptions& options, bool all_steps) {
   FitOptions fit{.placement = {.time_budget_seconds = options.time_budget}, .all_steps = all_steps};
   if (!options.patch.empty()) fit.patch = parse_flag("--patch", [&] { return parse_patch_spec(graph, options.patch); });
   if (!options.inner_patch.empty())
     fit.inner_patch = parse_flag("--inner-patch", [&] { return parse_patch_spec(graph, options.inner_patch); });
-  return fit_model(graph, profile, fit);
+  return fit;
+}
+
+FitResult run_fit(const Graph& graph, const DeviceProfile& profile, const FitCliOptions& options, bool all_steps) {
+  return fit_model(graph, profile, fit_options(graph, options, all_steps));
 }
 
 }  // namespace memledger::cli

@@ -24,7 +24,9 @@ void add_fit_options(CLI::App* command, FitCliOptions& options);
 // The profile with --capacity applied.
 DeviceProfile fit_profile(DeviceProfile profile, const FitCliOptions& options);
 
-// fit_model with these options (all_steps as given).
+// The library's options from the flags (all_steps as given).
+FitOptions fit_options(const Graph& graph, const FitCliOptions& options, bool all_steps);
+// fit_model with these options.
 FitResult run_fit(const Graph& graph, const DeviceProfile& profile, const FitCliOptions& options, bool all_steps);
 
 }  // namespace memledger::cli

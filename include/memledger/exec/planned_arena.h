@@ -38,10 +38,10 @@ class PlannedArena final : public BufferProvider {
   int64_t arena_bytes_ = 0;
   std::unique_ptr<std::byte[]> storage_;
   std::byte* base_ = nullptr;
-  static constexpr int64_t kExternal = -2;  // a value_offset_ outside the arena
-  std::vector<int64_t> value_offset_;       // by value index, -1 when not planned
+  static constexpr int64_t kExternal = -2;              // a value_offset_ outside the arena
+  std::vector<int64_t> value_offset_;                   // by value index, -1 when not planned
   std::map<int32_t, std::vector<std::byte>> external_;  // storage of the values outside it
-  std::vector<int64_t> workspace_offset_;  // by node index, -1 when not planned
+  std::vector<int64_t> workspace_offset_;               // by node index, -1 when not planned
 };
 
 }  // namespace memledger

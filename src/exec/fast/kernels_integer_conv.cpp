@@ -5,8 +5,8 @@
 // a tap in the padding counting as that zero point), then (acc + bias) · s_x·s_w[m]/s_y in
 // float, the output's zero point added in float, rounded half to even and saturated.
 // That is the reference integer kernel's rule (requantize.h), so the two give the same
-// integers. Taken only where the machine has int8 dot products (fast/isa.h) and for the float-scale rule of ONNX models; elsewhere
-// (and under TFLite's fixed-point rule) the Conv runs as an exact f32 convolution with the
+// integers. Taken only where the machine has int8 dot products (fast/isa.h) and for the float-scale rule of ONNX
+// models; elsewhere (and under TFLite's fixed-point rule) the Conv runs as an exact f32 convolution with the
 // reference's rounding (kernels_integer_conv_f32.cpp). A Gemm is the same int8 convolution,
 // one wide, over the rows of its A (prepare_integer_gemm).
 #include <algorithm>

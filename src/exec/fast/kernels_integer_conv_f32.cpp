@@ -245,8 +245,8 @@ void prepare_exact_conv(DnnlNode& node, const Graph& g, const Node& n, const Exa
             if (bias) {
               const int32_t* add = bias;
               for (int64_t m = 0; m < entries; ++m)
-                target[m] = static_cast<Y>(
-                    round_with_zero_to_code(static_cast<float>(static_cast<int32_t>(in[m]) + add[m]) * scale[m], zero, range));
+                target[m] = static_cast<Y>(round_with_zero_to_code(
+                    static_cast<float>(static_cast<int32_t>(in[m]) + add[m]) * scale[m], zero, range));
             } else {
               for (int64_t m = 0; m < entries; ++m)
                 target[m] = static_cast<Y>(
