@@ -246,6 +246,10 @@ struct Knobs {
   const char* identifier = "TFL3";
   // y as a variable (buffer 0, no data) of this shape, when given
   std::vector<int32_t> variable_y_shape{};
+  // The Model's field 7 (signature_defs, which the reader's schema leaves untyped) present,
+  // its offset pointing this far past the field (0: a valid vector of 4 bytes).
+  bool untyped_field = false;
+  uint32_t untyped_field_offset = 0;
 };
 
 // x int8 [1,4] → FULLY_CONNECTED (w int8 [2,4]) → y int8 [1,2], with the knobs' defects.
@@ -269,9 +273,34 @@ std::vector<uint8_t> tiny_model(const Knobs& k) {
   std::vector<flatbuffers::Offset<fb::SubGraph>> subgraphs;
   if (k.subgraph) subgraphs.push_back(fb::CreateSubGraphDirect(b, &tensors, &graph_in, &graph_out, &operators, "main"));
   std::vector<flatbuffers::Offset<fb::OperatorCode>> codes{fb::CreateOperatorCode(b, 9, 0, 1, 9)};
-  const auto model = fb::CreateModelDirect(b, 3, &codes, &subgraphs, "tiny", &buffers);
-  b.Finish(model, k.identifier);
-  return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
+  if (!k.untyped_field) {
+    b.Finish(fb::CreateModelDirect(b, 3, &codes, &subgraphs, "tiny", &buffers), k.identifier);
+    return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
+  }
+  const auto codes_v = b.CreateVector(codes);
+  const auto subgraphs_v = b.CreateVector(subgraphs);
+  const auto description = b.CreateString("tiny");
+  const auto buffers_v = b.CreateVector(buffers);
+  const auto untyped = b.CreateVector(std::vector<uint8_t>{1, 2, 3, 4});
+  constexpr flatbuffers::voffset_t kField7 = 4 + 2 * 7;
+  fb::ModelBuilder mb(b);
+  mb.add_version(3);
+  mb.add_operator_codes(codes_v);
+  mb.add_subgraphs(subgraphs_v);
+  mb.add_description(description);
+  mb.add_buffers(buffers_v);
+  b.AddOffset(kField7, untyped);
+  b.Finish(mb.Finish(), k.identifier);
+  std::vector<uint8_t> bytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+  if (k.untyped_field_offset != 0) {
+    // The root table's field 7, through its vtable, set to point past the file.
+    const auto root = flatbuffers::ReadScalar<flatbuffers::uoffset_t>(bytes.data());
+    const auto vtable = static_cast<size_t>(
+        static_cast<int64_t>(root) - flatbuffers::ReadScalar<flatbuffers::soffset_t>(bytes.data() + root));
+    const auto field = flatbuffers::ReadScalar<flatbuffers::voffset_t>(bytes.data() + vtable + kField7);
+    flatbuffers::WriteScalar<flatbuffers::uoffset_t>(bytes.data() + root + field, k.untyped_field_offset);
+  }
+  return bytes;
 }
 
 std::string import_error(const std::vector<uint8_t>& bytes) {
@@ -287,6 +316,29 @@ TEST(TfliteHostile, TinyModelImports) {
   const TfliteModel m = import_bytes(tiny_model({}));
   EXPECT_EQ(ops(m.graph), (std::vector<std::string>{"FULLY_CONNECTED"}));
   EXPECT_FALSE(m.graph.node(m.graph.order()[0]).inputs[2].valid());  // the omitted bias
+}
+
+// A field the reader's schema does not type is not verified when the model is read, and the
+// offline-plan writer copies it as an offset: one pointing past the file is refused, naming
+// the field (a fuzzer's file made the writer read past its end), and a valid one is kept.
+TEST(TfliteHostile, TheOfflinePlanWriterChecksUntypedFields) {
+  auto write = [](const std::vector<uint8_t>& bytes) {
+    const TfliteModel m = import_bytes(bytes);
+    const MemoryPlan plan = plan_memory(m.graph, builtin_profile("host"));
+    const TflmExport e = tflm_offline_plan(m.graph, plan, m.tensor_values);
+    std::vector<uint64_t> aligned((bytes.size() + 7) / 8);
+    std::memcpy(aligned.data(), bytes.data(), bytes.size());
+    return write_offline_plan({reinterpret_cast<const uint8_t*>(aligned.data()), bytes.size()}, e.plan, "tiny");
+  };
+  const std::vector<uint8_t> kept = write(tiny_model({.untyped_field = true}));
+  const uint8_t field[] = {4, 0, 0, 0, 1, 2, 3, 4};  // the vector: its length, its bytes
+  EXPECT_NE(std::search(kept.begin(), kept.end(), std::begin(field), std::end(field)), kept.end());
+  try {
+    write(tiny_model({.untyped_field = true, .untyped_field_offset = 1u << 20}));
+    ADD_FAILURE() << "an untyped field pointing past the file was copied";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tiny: model field 7 points outside the file"), std::string::npos) << e.what();
+  }
 }
 
 TEST(TfliteHostile, EachDefectIsNamed) {
