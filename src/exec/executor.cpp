@@ -306,7 +306,15 @@ Executor::Executor(const Graph& graph, ExecOptions options)
     for (const auto& step : s.steps) packed += step.fast ? step.fast->prepacked_bytes() : 0;
     s.summary += options.prepack_weights ? fmt::format("; weights prepacked once: {} B held outside the plan", packed)
                                          : std::string("; weights reordered on every run, in the declared workspaces");
-    s.summary += fmt::format("; {} activations channels-last (NHWC) between fast nodes", prepared.channels_last_values);
+    // A TFLite model's activations are NHWC by their own shapes: nothing for the byte-order
+    // machinery (fast/layout.h) to change, which counts only values it lays out anew.
+    const bool own_nhwc = std::any_of(order.begin(), order.end(), [&graph](NodeId id) {
+      const std::string& domain = graph.node(id).domain;
+      return domain == kTfliteDomain || domain == kTfliteCustomDomain;
+    });
+    s.summary += own_nhwc ? std::string("; activations NHWC as the TFLite model lays them out")
+                          : fmt::format("; {} activations channels-last (NHWC) between fast nodes",
+                                        prepared.channels_last_values);
   }
 }
 

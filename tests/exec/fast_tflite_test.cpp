@@ -230,6 +230,10 @@ TEST(FastTflite, EveryModelsConvolutionsRunFastBitIdentically) {
     expect_fast_equals_reference(g, inputs, fast.fast_node_count());
     EXPECT_GE(fast.fast_node_count(), convolutions);
     EXPECT_GT(convolutions, 0);
+    // Its activations are NHWC by their own shapes, and the summary says so (not "0
+    // activations channels-last", the count of values laid out anew).
+    EXPECT_NE(fast.summary().find("activations NHWC as the TFLite model lays them out"), std::string::npos)
+        << fast.summary();
   }
 }
 
