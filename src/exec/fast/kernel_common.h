@@ -143,6 +143,8 @@ void prepare_integer_gemm(DnnlNode& node, const Graph& g, const Node& n, const P
 // An integer Conv as oneDNN's f32 convolution over the codes, exact, with the reference's
 // requantization (kernels_integer_conv_f32.cpp): where int8 dot products or the rule rule out the int8 one.
 void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
+// The integer Gemm the same way, a 1×1 convolution over A's rows.
+void prepare_integer_gemm_f32(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
 // What that exact convolution needs of its node, as each model source reads it: the ONNX Conv
 // (NCHW, weights [M, C/g, k...]) and TFLite's CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED
 // (NHWC, filters OHWI and 1HWO, kernels_tflite_conv.cpp) fill it; prepare_exact_conv builds

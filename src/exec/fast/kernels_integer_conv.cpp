@@ -7,8 +7,8 @@
 // That is the reference integer kernel's rule (requantize.h), so the two give the same
 // integers. Taken only where the machine has int8 dot products (fast/isa.h) and for the float-scale rule of ONNX
 // models; elsewhere (and under TFLite's fixed-point rule) the Conv runs as an exact f32 convolution with the
-// reference's rounding (kernels_integer_conv_f32.cpp). A Gemm is the same int8 convolution,
-// one wide, over the rows of its A (prepare_integer_gemm).
+// reference's rounding (kernels_integer_conv_f32.cpp). A Gemm is the same convolution (int8
+// or exact f32), one wide, over the rows of its A (prepare_integer_gemm).
 #include <algorithm>
 
 #include "exec/fast/isa.h"
@@ -23,11 +23,10 @@ dt integer_type(const Value& v, bool allow_unsigned) {
   not_fast(fmt::format("'{}' is {}", v.name, dtype_name(v.dtype)));
 }
 
-// What both fast integer products need: int8 dot products, the float-scale rule.
-void require_fast_integer_product(const Graph& g) {
-  if (!has_int8_dot_products())
-    not_fast("no int8 dot products on this machine: oneDNN's int8 kernels would round (exec/fast/isa.h)");
-  if (g.requantization != Requantization::kFloatScale) not_fast("TFLite's fixed-point requantization");
+// Whether oneDNN's int8 product gives the reference kernel's integers: it needs int8 dot
+// products (without them oneDNN halves signed weights) and the float-scale rule.
+bool int8_product_exact(const Graph& g) {
+  return has_int8_dot_products() && g.requantization == Requantization::kFloatScale;
 }
 
 // The multipliers as the reference kernel computes them: in float, left to right.
@@ -78,7 +77,7 @@ IntegerConvGeometry integer_conv_geometry(const Graph& g, const Node& n) {
 }
 
 void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
-  if (!has_int8_dot_products() || g.requantization != Requantization::kFloatScale) {
+  if (!int8_product_exact(g)) {
     prepare_integer_conv_f32(node, g, n, options);  // exact sums in float, the reference's rounding
     return;
   }
@@ -124,7 +123,10 @@ void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const P
 // quantized per column or per tensor); multipliers, zero points and the int32 bias C as the
 // integer Conv's. transA is refused (the quantizer never writes it).
 void prepare_integer_gemm(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
-  require_fast_integer_product(g);
+  if (!int8_product_exact(g)) {
+    prepare_integer_gemm_f32(node, g, n, options);  // exact sums in float, the reference's rounding
+    return;
+  }
   const Value& av = in_value(g, n, 0);
   const Value& bv = in_value(g, n, 1);
   const Value& yv = out_value(g, n);

@@ -81,6 +81,48 @@ void prepare_integer_conv_f32(DnnlNode& node, const Graph& g, const Node& n, con
   prepare_exact_conv(node, g, n, exact_conv_spec(g, n, options), options);
 }
 
+void prepare_integer_gemm_f32(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
+  const Value& av = in_value(g, n, 0);
+  const Value& bv = in_value(g, n, 1);
+  const Value& yv = out_value(g, n);
+  if (!is_8bit(av) || !is_8bit(yv) || bv.dtype != DType::kInt8 || !bv.is_constant())
+    not_fast("a Gemm other than 8-bit activations and int8 constant weights");
+  if (n.int_attr("transA", 0) != 0) not_fast("transA");
+  if (av.shape.size() != 2 || bv.shape.size() != 2 || yv.shape.size() != 2) not_fast("rank");
+  const bool tb = n.int_attr("transB", 0) != 0;
+  const int64_t M = yv.shape[0], N = yv.shape[1], K = av.shape[1];
+  if (av.shape[0] != M || bv.shape != (tb ? Shape{N, K} : Shape{K, N})) not_fast("operand extents");
+  if (has_in(n, 2) && element_count(in_value(g, n, 2).shape, in_value(g, n, 2).name) != N)
+    not_fast("C other than a row of biases");
+  const Quantization &xq = *av.quant, &wq = *bv.quant, &yq = *yv.quant;
+  if (std::any_of(wq.zero_points.begin(), wq.zero_points.end(), [](int64_t z) { return z != 0; }))
+    not_fast("weights with a zero point other than 0");
+  // A 1×1 convolution over the rows (as TFLite's FULLY_CONNECTED): A's rows the positions,
+  // B's columns the maps, B described by its strides ([N, K] or [K, N]) and never copied.
+  ExactConvSpec spec;
+  spec.x = {M, K, 1, 1};
+  spec.y = {M, N, 1, 1};
+  spec.weights = memory::desc({N, K, 1, 1}, dt::s8, tb ? memory::dims{K, 1, 1, 1} : memory::dims{1, N, 1, 1});
+  spec.maps = N, spec.group_channels = K;
+  const int8_t* codes = bv.constant->data<int8_t>().data();
+  spec.weight_abs.resize(static_cast<size_t>(N * K));
+  for (int64_t m = 0; m < N; ++m)
+    for (int64_t c = 0; c < K; ++c)
+      spec.weight_abs[static_cast<size_t>(m * K + c)] = std::abs(codes[tb ? m * K + c : c * N + m]);
+  Window& w = spec.window;
+  w.kernel = {1, 1}, w.strides = {1, 1}, w.dilations = {1, 1}, w.pad_l = {0, 0}, w.pad_r = {0, 0};
+  spec.x_zero = static_cast<int32_t>(xq.zero_point());
+  spec.x_range = quant_range(av.dtype);
+  spec.rule = g.requantization;
+  for (int64_t m = 0; m < (wq.scales.size() == 1 ? 1 : N); ++m)
+    spec.multipliers.push_back(real_multiplier(g.requantization, xq.scale(), wq.scale(m), yq.scale()));
+  spec.y_zero = static_cast<int32_t>(yq.zero_point());
+  spec.y_range = quant_range(yv.dtype);
+  spec.src_cl = spec.dst_cl = true;  // [M, K] rows: the channels innermost
+  spec.has_bias = has_in(n, 2);
+  prepare_exact_conv(node, g, n, spec, options);
+}
+
 void prepare_exact_conv(DnnlNode& node, const Graph& g, const Node& n, const ExactConvSpec& spec,
                         const PrepareOptions& options) {
   const Value& xv = in_value(g, n, 0);
