@@ -295,8 +295,8 @@ std::vector<uint8_t> tiny_model(const Knobs& k) {
   if (k.untyped_field_offset != 0) {
     // The root table's field 7, through its vtable, set to point past the file.
     const auto root = flatbuffers::ReadScalar<flatbuffers::uoffset_t>(bytes.data());
-    const auto vtable = static_cast<size_t>(
-        static_cast<int64_t>(root) - flatbuffers::ReadScalar<flatbuffers::soffset_t>(bytes.data() + root));
+    const auto vtable = static_cast<size_t>(static_cast<int64_t>(root) -
+                                            flatbuffers::ReadScalar<flatbuffers::soffset_t>(bytes.data() + root));
     const auto field = flatbuffers::ReadScalar<flatbuffers::voffset_t>(bytes.data() + vtable + kField7);
     flatbuffers::WriteScalar<flatbuffers::uoffset_t>(bytes.data() + root + field, k.untyped_field_offset);
   }
