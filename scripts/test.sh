@@ -25,6 +25,11 @@ fi
 if [ ! -d "$root/tests/ort/node_modules/onnxruntime-node" ]; then
   (cd "$root/tests/ort" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi
+# TensorFlow Lite's own interpreter (WebAssembly), the outside reference for the TFLite models
+# Arm NN cannot run (tests/tflite/tflite_runtime_test.cpp).
+if [ ! -d "$root/tests/tflite_runtime/node_modules/@tensorflow/tfjs-tflite" ]; then
+  (cd "$root/tests/tflite_runtime" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+fi
 # The model corpus (torchvision exports, cached by the script) that import, execution and
 # planning tests run on. The sanitizer run takes the normal run's folder when there is one:
 # the script finds its cache there and exports nothing again (a minute of torch exports).

@@ -3,7 +3,8 @@
 // inputs, outputs equal within one unit (Arm NN requantizes through float, TFLite in fixed
 // point), the number of elements that differ at all printed. The models Arm NN refuses are
 // named with its error: person_detect runs on a copy whose 1-D biases name axis 0 (same
-// values); keyword_scrambled (SVDF) has no outside reference here. And `run --arena` gives
+// values); keyword_scrambled (SVDF) is compared with TensorFlow Lite's own interpreter
+// instead (tflite_runtime_test.cpp). And `run --arena` gives
 // the plain run's outputs bit for bit on every model.
 #include <gtest/gtest.h>
 

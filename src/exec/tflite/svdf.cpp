@@ -8,8 +8,9 @@
 //     (the product in float, as TFLM computes it), plus zp_state, saturated, becomes the
 //     newest memory column;
 //  3. each filter's time dot product w_t · (state − zp_state) in int32, summed over `rank`
-//     filters per unit plus the bias, rescaled by s_state · s_wt / s_out, plus zp_out,
-//     saturated to int8 (TFLM applies no fused activation on this path).
+//     filters per unit plus the bias (both sums wrapping in int32 as TFLite's do), rescaled
+//     by s_state · s_wt / s_out, plus zp_out, saturated to int8 (TFLM applies no fused
+//     activation on this path).
 // Float: the same steps in float and the fused activation. The two int32 scratch rows
 // (filters and units per batch) are the kernel's own, as small as the layer.
 #include <algorithm>
@@ -23,10 +24,12 @@
 namespace memledger::exec::tflite {
 namespace {
 
-int32_t saturate_int32(int64_t v) {
-  return static_cast<int32_t>(
-      std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
-}
+// A sum as TFLite's int32 accumulators hold it: two's complement, wrapping where it
+// overflows (C++20 defines the conversion as modular). TFLite and TFLite Micro sum the time
+// products in int32 and wrap on every target; saturating instead flipped the sign of
+// keyword_scrambled's SVDF outputs (its scrambled weights overflow), against TFLite's own
+// interpreter.
+int32_t wrap_int32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); }
 
 struct Dims {
   int64_t batch, input, filters, units, memory, rank;
@@ -82,12 +85,11 @@ void run_int8(KernelContext& ctx) {
   std::vector<int32_t> scratch(static_cast<size_t>(d.batch * d.filters));
   for (int64_t b = 0; b < d.batch; ++b)
     for (int64_t i = 0; i < d.filters; ++i) {
-      // Summed in 64 bits and saturated to TFLite's int32: the same values wherever TFLite's own
-      // int32 sum does not overflow, and no overflow here where it would.
+      // Summed in 64 bits, then wrapped to int32 as TFLite's own int32 sum is.
       int64_t acc = 0;
       const T* s = state + (b * d.filters + i) * d.memory;
       for (int64_t j = 0; j < d.memory; ++j) acc += int64_t{wt[i * d.memory + j]} * (s[j] - qs.zero_point);
-      scratch[static_cast<size_t>(b * d.filters + i)] = saturate_int32(acc);
+      scratch[static_cast<size_t>(b * d.filters + i)] = wrap_int32(acc);
     }
   int8_t* y = ctx.out(0).as<int8_t>();
   const QuantRange range = type_range(DType::kInt8);
@@ -96,7 +98,7 @@ void run_int8(KernelContext& ctx) {
       int64_t acc = bias ? bias[u] : 0;
       for (int64_t k = 0; k < d.rank; ++k) acc += scratch[static_cast<size_t>(b * d.filters + u * d.rank + k)];
       y[b * d.units + u] =
-          clamp_to<int8_t>(multiply_by_quantized_multiplier(saturate_int32(acc), scale_2) + qo.zero_point, range);
+          clamp_to<int8_t>(multiply_by_quantized_multiplier(wrap_int32(acc), scale_2) + qo.zero_point, range);
     }
 }
 
