@@ -4,6 +4,7 @@
 
 #include "memledger/core/checked.h"
 #include "memledger/core/error.h"
+#include "memledger/plan/allocate/csv.h"
 #include "memledger/plan/allocate/lower_bound.h"
 #include "memledger/plan/allocate/resident_first.h"
 #include "memledger/plan/allocate/validate.h"
@@ -72,6 +73,12 @@ MemoryPlan plan_memory(const Graph& graph, const DeviceProfile& profile, const P
   plan.algorithm = solution.algorithm;
   plan.fits = profile.unlimited() || plan.arena_bytes <= profile.capacity_bytes;
   return plan;
+}
+
+std::string plan_csv(const MemoryPlan& plan) {
+  allocate::Solution solution{.arena_bytes = plan.arena_bytes, .algorithm = plan.algorithm, .optimal = plan.optimal};
+  for (int b : plan.problem_buffer) solution.offsets.push_back(plan.offsets[static_cast<size_t>(b)]);
+  return allocate::format_solution_csv(plan.problem, solution);
 }
 
 }  // namespace memledger

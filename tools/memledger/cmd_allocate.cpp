@@ -16,6 +16,7 @@
 #include "memledger/plan/allocate/allocation_json.h"
 #include "memledger/plan/allocate/csv.h"
 #include "memledger/plan/allocate/planner.h"
+#include "memledger/report/allocate_report.h"
 #include "option_checks.h"
 
 namespace memledger::cli {
@@ -31,37 +32,6 @@ struct AllocateOptions {
   std::string json;
   std::string algorithm = "exact";
 };
-
-std::string ratio(int64_t arena, int64_t bound) {
-  return bound > 0 ? fmt::format("{:.3f}× lower bound", static_cast<double>(arena) / static_cast<double>(bound))
-                   : std::string("lower bound 0");
-}
-
-void print_run(const Problem& problem, const PlannerRun& run, int64_t bound) {
-  const std::string name = to_string(run.algorithm);
-  const int64_t arena = run.solution.arena_bytes;
-  if (!run.exact) {
-    fmt::print("{:<12} {} bytes ({}), {}, {:.1f} ms\n", name, arena, ratio(arena, bound), run.solution.algorithm,
-               run.seconds * 1000);
-    return;
-  }
-  const ExactStats& e = *run.exact;
-  std::string how = run.solution.optimal ? "optimal"
-                    : e.timed_out        ? "not proven optimal (time budget spent)"
-                                         : "not proven optimal";
-  if (!e.searched && !run.solution.optimal)
-    how += has_fixed_offsets(problem) ? "; fixed offsets: no search" : "; too large to search";
-  fmt::print("{:<12} {} bytes ({}), {}, {:.1f} ms, {} nodes\n", name, arena, ratio(arena, bound), how,
-             run.seconds * 1000, e.nodes);
-  if (!e.searched) return;
-  std::string over_time;
-  for (const ExactImprovement& i : e.best_over_time) {
-    over_time += fmt::format("{}{} B at {:.3f} s", over_time.empty() ? "" : ", ", i.arena_bytes, i.seconds);
-  }
-  fmt::print("search       {} nodes, {} restarts, {} capacities tried, proven bound {} bytes\n", e.nodes, e.restarts,
-             e.probes, e.proven_bound);
-  fmt::print("best arena   {}\n", over_time);
-}
 
 void run_allocate(const AllocateOptions& o) {
   // Every output is declared before any work and written together at the end (core/output_file).
@@ -81,20 +51,8 @@ void run_allocate(const AllocateOptions& o) {
   const Allocation a = allocate::allocate(problem, options);
   if (progress) progress->finish();
 
+  fmt::print("{}", allocation_text(o.problem, problem, a));
   const LowerBound& bound = a.bound;
-  fmt::print("problem      {}: {} buffers\n", o.problem, problem.buffers.size());
-  fmt::print("lower bound  {} bytes (peak live {} bytes at step {})\n", bound.bytes, bound.peak_live_bytes,
-             bound.peak_step);
-  for (const PlannerRun& run : a.runs) {
-    if (run.algorithm == Algorithm::kNaive) {
-      fmt::print("naive        {} bytes ({})\n", run.solution.arena_bytes,
-                 ratio(run.solution.arena_bytes, bound.bytes));
-    } else {
-      print_run(problem, run, bound.bytes);
-    }
-  }
-  fmt::print("arena        {} bytes, {}\n", a.best.arena_bytes, a.best.optimal ? "optimal" : "not proven optimal");
-  if (a.capacity) fmt::print("capacity     {} bytes: {}\n", *a.capacity, to_string(a.verdict));
   if (!o.json.empty()) outputs.stage(o.json, allocation_json(problem, a, o.problem));
   switch (a.verdict) {
     case Verdict::kNoCapacity:

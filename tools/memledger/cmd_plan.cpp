@@ -13,7 +13,6 @@
 #include "memledger/core/text.h"
 #include "memledger/fit/ordered_plan.h"
 #include "memledger/model/tflm_plan.h"
-#include "memledger/plan/allocate/csv.h"
 #include "memledger/plan/banked_plan.h"
 #include "memledger/plan/memory_plan.h"
 #include "memledger/report/c_header.h"
@@ -40,13 +39,6 @@ struct PlanArgs {
   bool brief = false;
   bool sim = false, sim_reload = false, sim_no_workspace = false;
 };
-
-// The placement problem with the planned offsets, in the allocator's CSV form.
-std::string plan_csv(const MemoryPlan& plan) {
-  allocate::Solution solution{.arena_bytes = plan.arena_bytes, .algorithm = plan.algorithm, .optimal = plan.optimal};
-  for (int b : plan.problem_buffer) solution.offsets.push_back(plan.offsets[static_cast<size_t>(b)]);
-  return allocate::format_solution_csv(plan.problem, solution);
-}
 
 void run_plan(const PlanArgs& args, int& exit_code) {
   // Every output is checked before any work, so a refusal leaves nothing behind.

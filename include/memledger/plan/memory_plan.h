@@ -54,4 +54,8 @@ struct MemoryPlan {
 MemoryPlan plan_memory(const Graph& graph, const DeviceProfile& profile, const PlanOptions& options = {},
                        const PlacementOptions& placement = {});
 
+// The placement problem with the planned offsets, in the allocator's CSV form
+// (plan/allocate/csv.h; `plan --csv`).
+std::string plan_csv(const MemoryPlan& plan);
+
 }  // namespace memledger
