@@ -468,7 +468,7 @@ std::vector<OpRecord> make_table() {
   t.push_back(
       integer(fast(shaped(with(reduction("ReduceMean"), [](OpRecord& r) { r.tile = T::kGlobalPool; }), s::reduce),
                    K::kReduceMean),
-              kRequantizing));
+              kFastRequantizing));
 
   // Losses (inference math): a reduced loss, or one per element when reduction is none.
   t.push_back(shaped(plain("NegativeLogLikelihoodLoss"), s::nll_loss));

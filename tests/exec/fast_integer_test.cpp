@@ -133,6 +133,34 @@ TEST(FastInteger, ActivationsAndGlobalAveragePoolGiveTheReferenceKernelsIntegers
       }
 }
 
+// An integer ReduceMean over the spatial axes (as mnasnet and shufflenet end: keepdims 0, the
+// axes as written or negative) is GlobalAveragePool's mean, run fast; over the channels it
+// stays on the reference kernel.
+TEST(FastInteger, ReduceMeanOverTheSpatialAxesRunsAsTheGlobalPool) {
+  struct Case {
+    std::vector<int64_t> axes;
+    int64_t keepdims;
+    bool fast;
+  };
+  for (const Case& c : {Case{{2, 3}, 0, true}, Case{{-1, -2}, 1, true}, Case{{1}, 1, false}}) {
+    SCOPED_TRACE(fmt::format("axes {} keepdims {}", fmt::join(c.axes, ","), c.keepdims));
+    Graph g;
+    g.opset = 13;
+    const ValueId x = g.add_input({.name = "x", .dtype = kU8, .shape = {2, 6, 7, 5}, .quant = per_tensor(0.05f, 121)});
+    Shape ys = c.axes.size() == 1 ? Shape{2, 1, 7, 5} : (c.keepdims ? Shape{2, 6, 1, 1} : Shape{2, 6});
+    const ValueId y = g.add_value({.name = "y", .dtype = kU8, .shape = ys, .quant = per_tensor(0.02f, 100)});
+    g.add_node({.name = "mean",
+                .op = "ReduceMean",
+                .inputs = {x},
+                .outputs = {y},
+                .attributes = {{"axes", c.axes}, {"keepdims", c.keepdims}}});
+    g.mark_output(y);
+    const Executor fast(g, {.kernels = KernelSet::kFast, .threads = 1});
+    EXPECT_EQ(fast.kernel_set_of(g.order()[0]), c.fast ? KernelSet::kFast : KernelSet::kReference) << fast.summary();
+    expect_fast_equals_reference(g, {codes(kU8, {2, 6, 7, 5}, 9)});
+  }
+}
+
 // An integer Concat copies each input's blocks, through its 256-byte requantization table
 // where its parameters differ from the output's (as the QDQ quantizer writes squeezenet's
 // fire modules): the reference's integers, under either rule.

@@ -243,12 +243,30 @@ std::unique_ptr<PreparedNode> prepare_integer_gated(const Graph& g, const Node& 
 
 std::unique_ptr<PreparedNode> prepare_integer_global_pool(const Graph& g, const Node& n,
                                                           const PrepareOptions& options) {
-  if (n.op != "GlobalAveragePool") not_fast("no fast integer " + n.op);
   const Value& xv = in_value(g, n, 0);
   const Value& yv = out_value(g, n);
   require_8bit(xv);
   require_8bit(yv);
   if (xv.shape.size() < 3) not_fast("rank");
+  if (n.op == "ReduceMean") {
+    // Over the spatial axes exactly (keepdims either way: the means are in [N, C] order), the
+    // reference kernel's sums and rounding are GlobalAveragePool's (kernels_quantized_conv.cpp).
+    if (has_in(n, 1) && !in_value(g, n, 1).is_constant()) not_fast("axes that are not a constant");
+    std::vector<int64_t> axes = n.ints_attr("axes");
+    if (has_in(n, 1)) {
+      const Tensor& given = *in_value(g, n, 1).constant;
+      axes.clear();
+      for (int64_t i = 0; i < given.elements(); ++i) axes.push_back(static_cast<int64_t>(given.element_as_double(i)));
+    }
+    const auto rank = static_cast<int64_t>(xv.shape.size());
+    for (int64_t& a : axes) a = a < 0 ? a + rank : a;
+    std::sort(axes.begin(), axes.end());
+    std::vector<int64_t> spatial;
+    for (int64_t a = 2; a < rank; ++a) spatial.push_back(a);
+    if (axes != spatial) not_fast("a ReduceMean over other than the spatial axes");
+  } else if (n.op != "GlobalAveragePool") {
+    not_fast("no fast integer " + n.op);
+  }
   const int64_t batches = xv.shape[0], C = xv.shape[1];
   const int64_t plane = batches * C == 0 ? 0 : element_count(xv.shape, xv.name) / (batches * C);
   const bool cl = channels_last(options, n.inputs[0]);

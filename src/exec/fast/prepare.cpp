@@ -114,6 +114,7 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
           if (options.fuse && gated_mul_of(g, n)) return skipped_node();
           return prepare_integer_activation(g, n);
         case FastKernel::kGlobalPool:
+        case FastKernel::kReduceMean:  // over the spatial axes: the same mean
           return prepare_integer_global_pool(g, n, options);
         case FastKernel::kPool:
           prepare_pool(*node, g, n, n.op == "MaxPool", false, options);
