@@ -57,8 +57,12 @@ FitArenaPlan plan_fit_arena(const FitResult& fit, const DeviceProfile& profile, 
     out.plan = plan_for_kernels(fit.graph, own, out.exec, fit.plan_options);
     // Within the capacity where the reference kernels' plan is (the device's kernels): the
     // nodes whose fast contracts pass it run on the reference kernels, a round at a time.
+    // The reference plan's bytes are the fit's own where the run keeps the fit's dtypes (a
+    // quantized model, or a profile without a storage dtype); a float shadow of an int8 plan
+    // is no figure to keep within.
     const int64_t capacity = profile.capacity_bytes;
-    if (capacity > 0 && out.plan.arena_bytes > capacity && reference_arena_plan(fit, profile).arena_bytes <= capacity) {
+    const bool own_bytes = is_quantized_model(fit.graph) || !profile.storage;
+    if (capacity > 0 && own_bytes && out.plan.arena_bytes > capacity && fit.plan.arena_bytes <= capacity) {
       out.fast_over_capacity_bytes = out.plan.arena_bytes;
       std::set<std::string> taken;
       for (int round = 0; round < kFitArenaRounds && out.plan.arena_bytes > capacity; ++round) {
