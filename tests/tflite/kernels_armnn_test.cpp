@@ -10,15 +10,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "memledger/onnx/tensor_file.h"
+#include "tflite/shell_commands.h"
 
 namespace memledger {
 namespace {
@@ -33,19 +31,9 @@ std::optional<fs::path> model_path(const std::string& name) {
   return std::nullopt;
 }
 
-std::string sh_quote(const fs::path& p) { return "'" + p.string() + "'"; }
-
-// Runs a shell command, its output into `log`; returns its exit status.
-int shell(const std::string& command, const fs::path& log) {
-  const int status = std::system((command + " > " + sh_quote(log) + " 2>&1").c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::read_text;
+using testing::sh_quote;
+using testing::shell;
 
 fs::path scratch(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("memledger_tflite_kernels_" + name);

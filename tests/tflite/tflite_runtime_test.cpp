@@ -13,33 +13,22 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "corpus.h"
 #include "memledger/onnx/tensor_file.h"
+#include "tflite/shell_commands.h"
 
 namespace memledger {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
-
-int shell(const std::string& command, const fs::path& log) {
-  const int status = std::system((command + " > " + quote(log) + " 2>&1").c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::read_text;
+using testing::sh_quote;
+using testing::shell;
 
 std::string file_stem(std::string name) {  // as `run --output-dir` names an output's file
   for (char& c : name)
@@ -69,8 +58,8 @@ TEST_P(TfliteRuntime, EveryTensorAsTfliteComputesIt) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path exposed = dir / "exposed.tflite";
-  ASSERT_EQ(shell("/usr/bin/python3 " + quote(fs::path(MEMLEDGER_SOURCE_DIR) / "scripts/tflite/expose_tensors.py") +
-                      " " + quote(model) + " " + quote(exposed),
+  ASSERT_EQ(shell("/usr/bin/python3 " + sh_quote(fs::path(MEMLEDGER_SOURCE_DIR) / "scripts/tflite/expose_tensors.py") +
+                      " " + sh_quote(model) + " " + sh_quote(exposed),
                   dir / "expose.log"),
             0)
       << read_text(dir / "expose.log");
@@ -79,17 +68,17 @@ TEST_P(TfliteRuntime, EveryTensorAsTfliteComputesIt) {
   double worst = 0;
   for (int seed = 1; seed <= c.seeds; ++seed) {
     const fs::path ref = dir / ("tflite" + std::to_string(seed));
-    ASSERT_EQ(shell("node " + quote(runtime / "run_tflite.cjs") + " " + quote(exposed) + " " + quote(ref) + " --seed " +
-                        std::to_string(seed),
+    ASSERT_EQ(shell("node " + sh_quote(runtime / "run_tflite.cjs") + " " + sh_quote(exposed) + " " + sh_quote(ref) +
+                        " --seed " + std::to_string(seed),
                     dir / "tflite.log"),
               0)
         << read_text(dir / "tflite.log");
     const nlohmann::json manifest = nlohmann::json::parse(read_text(ref / "manifest.json"));
-    std::string command = std::string(MEMLEDGER_CLI) + " run " + quote(exposed);
+    std::string command = std::string(MEMLEDGER_CLI) + " run " + sh_quote(exposed);
     for (const auto& in : manifest["inputs"])
-      command += " --input " + quote(in["name"].get<std::string>() + "=" + in["file"].get<std::string>());
+      command += " --input " + sh_quote(in["name"].get<std::string>() + "=" + in["file"].get<std::string>());
     const fs::path ours = dir / ("memledger" + std::to_string(seed));
-    command += " --output-dir " + quote(ours);
+    command += " --output-dir " + sh_quote(ours);
     ASSERT_EQ(shell(command, dir / "run.log"), 0) << command << "\n" << read_text(dir / "run.log");
     ASSERT_GT(manifest["outputs"].size(), 1u);  // the intermediate tensors, not only the model's outputs
     for (const auto& o : manifest["outputs"]) {
