@@ -78,8 +78,10 @@ TEST(Int8Corpus, RunsAsOnnxruntimeDoesAndBitIdenticallyInItsArena) {
       if (a[i] > a[top_ours]) top_ours = i;
       if (b[i] > b[top_ref]) top_ref = i;
     }
-    // Each model, mobilenet_v3_small too, reaches 100 % since the integer Conv and Gemm add the
-    // output's zero point before rounding (rounding first left mobilenet_v3_small at 99.6 %).
+    // Each model of the test command's corpus, mobilenet_v3_small too, reaches 100 % since the
+    // integer Conv and Gemm add the output's zero point before rounding (rounding first left
+    // mobilenet_v3_small at 99.6 %). Of the whole corpus (--all), mobilenet_v3_large misses:
+    // 99.7 % (issue 35, docs/benchmarks.md).
     const double required = 0.999;
     EXPECT_GE(static_cast<double>(within), required * static_cast<double>(a.size()))
         << within << " of " << a.size() << " within one LSB";
