@@ -322,7 +322,10 @@ std::vector<OpRecord> make_table() {
     r.in_place = InPlaceRule::kNone;
     r.patch = PatchRule::kPointwise;
   };
-  t.push_back(shaped(with(unary("QuantizeLinear"), quantize), s::quantize));
+  // The fast set quantizes per tensor in its own loop (its output is integer, its input float).
+  t.push_back(fast(
+      shaped(with(with(unary("QuantizeLinear"), quantize), [](OpRecord& r) { r.integer.fast = true; }), s::quantize),
+      K::kQuantize));
   t.push_back(shaped(with(unary("DequantizeLinear"), quantize), s::dequantize));
   t.push_back(OpRecord{.domain = kMemledgerDomain,
                        .name = kAffineOp,

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <random>
 
 #include "exec/fast/isa.h"
@@ -159,6 +160,48 @@ TEST(FastInteger, ReduceMeanOverTheSpatialAxesRunsAsTheGlobalPool) {
     EXPECT_EQ(fast.kernel_set_of(g.order()[0]), c.fast ? KernelSet::kFast : KernelSet::kReference) << fast.summary();
     expect_fast_equals_reference(g, {codes(kU8, {2, 6, 7, 5}, 9)});
   }
+}
+
+// QuantizeLinear per tensor runs in the fast set's own loop with the reference kernel's very
+// codes: halves rounded to even, saturation both ways, infinities, NaN to 0, for int8 and
+// uint8, a scale whose quotients are not exact; per axis it stays on the reference kernel.
+TEST(FastInteger, QuantizeLinearGivesTheReferenceKernelsCodes) {
+  for (const DType type : {kI8, kU8})
+    for (const bool per_axis : {false, true}) {
+      SCOPED_TRACE(fmt::format("{} {}", dtype_name(type), per_axis ? "per axis" : "per tensor"));
+      Graph g;
+      const Shape shape{1, 3, 7, 11};
+      const ValueId x = g.add_input({.name = "x", .dtype = DType::kFloat32, .shape = shape});
+      Tensor scale(DType::kFloat32, per_axis ? Shape{3} : Shape{});
+      for (float& v : scale.data<float>()) v = 0.0371f;
+      Tensor zero(type, per_axis ? Shape{3} : Shape{});
+      for (std::byte& b : zero.bytes()) b = static_cast<std::byte>(type == kI8 ? 0xF9 : 0x83);  // -7 or 131
+      // Quantized as the importer records a QuantizeLinear's output.
+      const int64_t zp = type == kI8 ? -7 : 131;
+      const ValueId y = g.add_value({.name = "y", .dtype = type, .shape = shape, .quant = per_tensor(0.0371f, zp)});
+      if (per_axis)
+        g.value(y).quant = Quantization{.scales = {0.0371f, 0.0371f, 0.0371f}, .zero_points = {zp, zp, zp}, .axis = 1};
+      g.add_node({.name = "q",
+                  .op = "QuantizeLinear",
+                  .inputs = {x, g.add_constant("s", scale), g.add_constant("z", zero)},
+                  .outputs = {y}});
+      g.mark_output(y);
+      Tensor in(DType::kFloat32, shape);
+      auto v = in.data<float>();
+      std::mt19937 rng(5);
+      std::uniform_real_distribution<float> d(-6.0f, 6.0f);
+      for (size_t i = 0; i < v.size(); ++i) v[i] = d(rng);
+      for (size_t i = 0; i < 40; ++i) v[i] = (static_cast<float>(i) - 20.0f + 0.5f) * 0.0371f;  // near halves
+      v[50] = std::numeric_limits<float>::quiet_NaN();
+      v[51] = std::numeric_limits<float>::infinity();
+      v[52] = -std::numeric_limits<float>::infinity();
+      v[53] = 1e30f;
+      v[54] = -1e30f;
+      const Executor fast(g, {.kernels = KernelSet::kFast, .threads = 1});
+      EXPECT_EQ(fast.kernel_set_of(g.order()[0]), per_axis ? KernelSet::kReference : KernelSet::kFast)
+          << fast.summary();
+      expect_fast_equals_reference(g, {in});
+    }
 }
 
 // An integer Concat copies each input's blocks, through its 256-byte requantization table

@@ -77,6 +77,7 @@ enum class FastKernel : uint8_t {
   kCopy,  // the output is the input's bytes (reshape-like, Identity, Dropout at inference)
   kSlice,
   kTfliteConv,  // TFLite's CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED: int8, NHWC as the file has it
+  kQuantize,    // QuantizeLinear per tensor: float to 8-bit codes in the fast set's own loop
 };
 
 // How a box of the output's H and W maps to boxes of the inputs, for patch-based execution

@@ -171,6 +171,9 @@ void prepare_tflite_conv(DnnlNode& node, const Graph& g, const Node& n, const Pr
 // loops, bit-identical to the reference kernels (kernels_integer_eltwise.cpp).
 std::unique_ptr<PreparedNode> prepare_integer_binary(const Graph& g, const Node& n, const PrepareOptions& options);
 std::unique_ptr<PreparedNode> prepare_integer_activation(const Graph& g, const Node& n);
+// QuantizeLinear of float32 values per tensor (a constant scalar scale and zero point) to int8
+// or uint8, the reference kernel's very codes.
+std::unique_ptr<PreparedNode> prepare_quantize(const Graph& g, const Node& n);
 // The Mul y = x·gate(x) of an 8-bit self-gated pair (input x = `x`) as one table over x's codes.
 std::unique_ptr<PreparedNode> prepare_integer_gated(const Graph& g, const Node& mul, int x);
 std::unique_ptr<PreparedNode> prepare_integer_global_pool(const Graph& g, const Node& n, const PrepareOptions& options);

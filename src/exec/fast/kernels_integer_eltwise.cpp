@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <limits>
 
 #include "exec/fast/kernel_common.h"
 #include "exec/integer_elementwise.h"
@@ -215,6 +216,44 @@ std::unique_ptr<PreparedNode> prepare_integer_activation(const Graph& g, const N
   const std::array<int32_t, 256> table = integer_activation_table(g, n);
   auto run = [count, table](KernelContext& ctx) { run_table(ctx, 0, table, count); };
   return std::make_unique<IntegerLoopNode>(run, "integer " + n.op + " (table)", 0, 0);
+}
+
+std::unique_ptr<PreparedNode> prepare_quantize(const Graph& g, const Node& n) {
+  const Value& xv = in_value(g, n, 0);
+  const Value& yv = out_value(g, n);
+  require_8bit(yv);
+  if (xv.dtype != DType::kFloat32 || xv.shape != yv.shape) not_fast("QuantizeLinear other than float32 to its shape");
+  if (!has_in(n, 1) || !in_value(g, n, 1).is_constant() || in_value(g, n, 1).constant->elements() != 1)
+    not_fast("a scale that is not one constant");
+  if (has_in(n, 2) && (!in_value(g, n, 2).is_constant() || in_value(g, n, 2).constant->elements() != 1))
+    not_fast("a zero point that is not one constant");
+  const float scale = in_value(g, n, 1).constant->data<float>()[0];
+  const int32_t zero = has_in(n, 2) ? static_cast<int32_t>(in_value(g, n, 2).constant->element_as_double(0)) : 0;
+  const int64_t count = element_count(yv.shape, yv.name);
+  auto run = [scale, zero, count](KernelContext& ctx) {
+    const float* x = ctx.in(0).as<float>();
+    with_8bit_type(ctx.out().dtype, [&](auto yt) {
+      using Y = decltype(yt);
+      Y* y = ctx.out().as<Y>();
+      // The reference's nearbyint(x / s) + z, saturated, NaN to 0 (kernels_quantization.cpp):
+      // the quotient clamped to ±2^22 (it saturates beyond either way) and rounded half to
+      // even by adding and subtracting 1.5·2^23, so the loop has no library call.
+      constexpr float kLimit = 4194304.0f, kShift = 12582912.0f;
+      const auto lo = static_cast<float>(std::numeric_limits<Y>::lowest());
+      const auto hi = static_cast<float>(std::numeric_limits<Y>::max());
+      const auto z = static_cast<float>(zero);
+      const float s = scale;
+      for (int64_t i = 0; i < count; ++i) {
+        const float v = x[i] / s;
+        float c = v > -kLimit ? v : -kLimit;
+        c = c < kLimit ? c : kLimit;
+        float q = (c + kShift) - kShift + z;
+        q = q < lo ? lo : (q > hi ? hi : q);
+        y[i] = static_cast<Y>(v == v ? q : 0.0f);
+      }
+    });
+  };
+  return std::make_unique<IntegerLoopNode>(run, "QuantizeLinear (own loop)", 0, -1);
 }
 
 std::unique_ptr<PreparedNode> prepare_integer_gated(const Graph& g, const Node& mul, int x) {

@@ -97,6 +97,7 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
       prepare_tflite_conv(*node, g, n, options);
       return node;
     }
+    if (kind == FastKernel::kQuantize) return prepare_quantize(g, n);
     // An integer operator's fast form, where the op table says the fast set has one.
     if (is_integer_node(g, n)) {
       if (!has_fast_integer_form(g, n)) not_fast("no fast integer " + n.op);
@@ -179,6 +180,7 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
       case FastKernel::kNone:  // all three returned above
       case FastKernel::kCopy:
       case FastKernel::kTfliteConv:
+      case FastKernel::kQuantize:
         not_fast("no fast kernel");
     }
     return node;
