@@ -139,6 +139,13 @@ struct IntegerConvGeometry {
   Window window;
 };
 IntegerConvGeometry integer_conv_geometry(const Graph& g, const Node& n);
+// An integer Gemm's extents, y[M, N] = A[M, K]·B (B [N, K] with transB), as both fast forms
+// take it: 2-D operands, no transA, C (if any) a row of N biases; else not_fast.
+struct IntegerGemmShape {
+  int64_t M = 0, N = 0, K = 0;
+  bool trans_b = false;
+};
+IntegerGemmShape integer_gemm_shape(const Graph& g, const Node& n);
 void prepare_integer_gemm(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options);
 // An integer Conv as oneDNN's f32 convolution over the codes, exact, with the reference's
 // requantization (kernels_integer_conv_f32.cpp): where int8 dot products or the rule rule out the int8 one.

@@ -122,6 +122,19 @@ void prepare_integer_conv(DnnlNode& node, const Graph& g, const Node& n, const P
 // a position's K channels), y's rows the destination's, B's N columns the maps (weights
 // quantized per column or per tensor); multipliers, zero points and the int32 bias C as the
 // integer Conv's. transA is refused (the quantizer never writes it).
+IntegerGemmShape integer_gemm_shape(const Graph& g, const Node& n) {
+  const Value& av = in_value(g, n, 0);
+  const Value& bv = in_value(g, n, 1);
+  const Value& yv = out_value(g, n);
+  if (n.int_attr("transA", 0) != 0) not_fast("transA");
+  if (av.shape.size() != 2 || bv.shape.size() != 2 || yv.shape.size() != 2) not_fast("rank");
+  IntegerGemmShape s{.M = yv.shape[0], .N = yv.shape[1], .K = av.shape[1], .trans_b = n.int_attr("transB", 0) != 0};
+  if (av.shape[0] != s.M || bv.shape != (s.trans_b ? Shape{s.N, s.K} : Shape{s.K, s.N})) not_fast("operand extents");
+  if (has_in(n, 2) && element_count(in_value(g, n, 2).shape, in_value(g, n, 2).name) != s.N)
+    not_fast("C other than a row of biases");
+  return s;
+}
+
 void prepare_integer_gemm(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
   if (!int8_product_exact(g)) {
     prepare_integer_gemm_f32(node, g, n, options);  // exact sums in float, the reference's rounding
@@ -131,11 +144,7 @@ void prepare_integer_gemm(DnnlNode& node, const Graph& g, const Node& n, const P
   const Value& bv = in_value(g, n, 1);
   const Value& yv = out_value(g, n);
   const dt a_type = integer_type(av, true), b_type = integer_type(bv, false), y_type = integer_type(yv, true);
-  if (n.int_attr("transA", 0) != 0) not_fast("transA");
-  if (av.shape.size() != 2 || bv.shape.size() != 2 || yv.shape.size() != 2) not_fast("rank");
-  const bool tb = n.int_attr("transB", 0) != 0;
-  const int64_t M = yv.shape[0], N = yv.shape[1], K = av.shape[1];
-  if (av.shape[0] != M || bv.shape != (tb ? Shape{N, K} : Shape{K, N})) not_fast("operand extents");
+  const auto [M, N, K, tb] = integer_gemm_shape(g, n);
   const dnnl::primitive_attr attr = integer_attr(*av.quant, *bv.quant, *yv.quant);
   const memory src = node.input(0, memory::desc({1, K, M}, a_type, memory::dims{M * K, 1, K}));
   const memory weights =
@@ -144,7 +153,6 @@ void prepare_integer_gemm(DnnlNode& node, const Graph& g, const Node& n, const P
   memory bias;
   memory::desc bias_desc;
   if (has_in(n, 2)) {
-    if (element_count(in_value(g, n, 2).shape, in_value(g, n, 2).name) != N) not_fast("C other than a row of biases");
     bias = node.input(2, plain_desc({N}, dt::s32));
     bias_desc = bias.get_desc();
   }

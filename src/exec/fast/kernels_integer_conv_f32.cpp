@@ -87,13 +87,7 @@ void prepare_integer_gemm_f32(DnnlNode& node, const Graph& g, const Node& n, con
   const Value& yv = out_value(g, n);
   if (!is_8bit(av) || !is_8bit(yv) || bv.dtype != DType::kInt8 || !bv.is_constant())
     not_fast("a Gemm other than 8-bit activations and int8 constant weights");
-  if (n.int_attr("transA", 0) != 0) not_fast("transA");
-  if (av.shape.size() != 2 || bv.shape.size() != 2 || yv.shape.size() != 2) not_fast("rank");
-  const bool tb = n.int_attr("transB", 0) != 0;
-  const int64_t M = yv.shape[0], N = yv.shape[1], K = av.shape[1];
-  if (av.shape[0] != M || bv.shape != (tb ? Shape{N, K} : Shape{K, N})) not_fast("operand extents");
-  if (has_in(n, 2) && element_count(in_value(g, n, 2).shape, in_value(g, n, 2).name) != N)
-    not_fast("C other than a row of biases");
+  const auto [M, N, K, tb] = integer_gemm_shape(g, n);
   const Quantization &xq = *av.quant, &wq = *bv.quant, &yq = *yv.quant;
   if (std::any_of(wq.zero_points.begin(), wq.zero_points.end(), [](int64_t z) { return z != 0; }))
     not_fast("weights with a zero point other than 0");
