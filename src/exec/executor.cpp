@@ -199,6 +199,12 @@ Executor::Executor(const Graph& graph, ExecOptions options)
     : state_(std::make_unique<State>(State{.graph = graph, .options = options})) {
   State& s = *state_;
   if (options.threads < 1) fail("threads must be at least 1, got {}", options.threads);
+  if (!options.reference_nodes.empty()) {  // a name that matches nothing is a caller's mistake, not a no-op
+    std::set<std::string_view> names;
+    for (NodeId id : graph.order()) names.insert(graph.node(id).name);
+    for (const std::string& name : options.reference_nodes)
+      if (!names.contains(name)) fail("reference_nodes: the graph has no node named '{}'", name);
+  }
   for (ValueId id : graph.inputs())
     if (auto why = supported_dtype_reason(graph.value(id)); !why.empty())
       fail("input '{}': {}", graph.value(id).name, why);

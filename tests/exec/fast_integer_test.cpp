@@ -328,6 +328,14 @@ TEST(FastInteger, LoopsBetweenInt8ConvsRunChannelsLastWithTheReferenceIntegers) 
     }
   }
   expect_fast_equals_reference(g, {codes(kI8, image, 11)}, asked);
+  // A name that is no node's is refused, naming it, rather than silently running all fast.
+  const ExecOptions typo{.kernels = KernelSet::kFast, .threads = 1, .reference_nodes = {"excite", "c3"}};
+  try {
+    const Executor wrong(g, typo);
+    ADD_FAILURE() << "a reference node that does not exist was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no node named 'c3'"), std::string::npos) << e.what();
+  }
 }
 
 // The exact f32 Conv (TFLite's fixed-point rule here, so on every machine) keeps every sum

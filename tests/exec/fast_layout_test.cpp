@@ -5,6 +5,7 @@
 // FastKernel family for.
 #include <gtest/gtest.h>
 
+#include "exec/fast/kernel_common.h"
 #include "exec/fast/prepared_node.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/compare.h"
@@ -234,6 +235,24 @@ TEST(FastKernels, AreTheOpTablesFastFamilies) {
   const ValueId y = add_act(g, "y", {1, 4, 6, 6});
   const NodeId custom = g.add_node({.name = "c", .op = "Relu", .domain = "com.example", .inputs = {x}, .outputs = {y}});
   EXPECT_FALSE(exec::fast::has_fast_kernel(g, g.node(custom)));
+}
+
+// The reverse direction: every operator the fast eltwise tables give an algorithm is one the
+// op table sends to that family, so no table entry is dead and none stands for a fact the
+// op table does not hold.
+TEST(FastKernels, TheEltwiseTablesHoldOnlyTheOpTablesFamilies) {
+  for (std::string_view op : exec::fast::activation_table_ops()) {
+    const OpRecord* r = find_op("", op);
+    ASSERT_NE(r, nullptr) << op;
+    EXPECT_EQ(r->fast, FastKernel::kActivation) << op;
+  }
+  for (std::string_view op : exec::fast::binary_table_ops()) {
+    const OpRecord* r = find_op("", op);
+    ASSERT_NE(r, nullptr) << op;
+    EXPECT_EQ(r->fast, FastKernel::kBinary) << op;
+  }
+  EXPECT_FALSE(exec::fast::activation_table_ops().empty());
+  EXPECT_FALSE(exec::fast::binary_table_ops().empty());
 }
 
 }  // namespace

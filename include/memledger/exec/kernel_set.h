@@ -42,7 +42,8 @@ struct ExecOptions {
   int64_t max_memory_bytes = kDefaultMaxMemoryBytes;
   // Fast set: nodes (by name) that run on the reference kernels all the same, with the op
   // table's contracts (in place where it allows, its workspaces): what a fit within a
-  // capacity asks of the nodes whose fast contracts would pass it (verify/fit_arena.h).
+  // capacity asks of the nodes whose fast contracts would pass it (verify/fit_arena.h). A
+  // name that is no node's is an Error when the Executor is made.
   std::vector<std::string> reference_nodes;
 };
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -86,6 +87,11 @@ struct Activation {
   bool clip_to_unit = false;
 };
 Activation activation_of(const Graph& g, const Node& n);
+// The operators kernels_eltwise.cpp's tables give an activation or a binary algorithm, for
+// the check that each is one the op table marks FastKernel::kActivation or kBinary
+// (tests/exec/fast_layout_test.cpp: an entry the op table does not send here is dead).
+std::vector<std::string_view> activation_table_ops();
+std::vector<std::string_view> binary_table_ops();
 // The activation's oneDNN post-ops (appended to `ops`).
 void append_activation(dnnl::post_ops& ops, const Activation& a);
 // The product x·gate(x) of a self-gated activation (ir/self_gated.h) as one oneDNN

@@ -152,6 +152,18 @@ std::pair<float, float> attribute_parameters(const ActivationEntry& e, const Nod
 
 }  // namespace
 
+std::vector<std::string_view> activation_table_ops() {
+  std::vector<std::string_view> ops;
+  for (const ActivationEntry& e : kActivations) ops.push_back(e.op);
+  return ops;
+}
+
+std::vector<std::string_view> binary_table_ops() {
+  std::vector<std::string_view> ops;
+  for (const BinaryEntry& e : kBinaryOps) ops.push_back(e.op);
+  return ops;
+}
+
 Activation activation_of(const Graph& g, const Node& n) {
   const ActivationEntry* e = activation_entry(n);
   if (!e) not_fast("no activation " + n.op);
