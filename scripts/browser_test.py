@@ -14,8 +14,9 @@ checks real content against the JSON:
 
 Cases: teaching (the expanded Mul + Add model), teaching-C (in place, an alias), compare
 (the expanded model beside variant C), optimize (`optimize --html` on a small model with
-BatchNormalization) and resnet18 (from the corpus; exit 77 = skipped
-when the corpus is missing, unless MEMLEDGER_REQUIRE_CORPUS=1 makes that a failure).
+BatchNormalization), resnet18 and banks (mobilenet_v2 planned across the ESP32-S3's banks: a
+lane per bank) from the corpus; exit 77 = skipped when the corpus is missing, unless
+MEMLEDGER_REQUIRE_CORPUS=1 makes that a failure.
 
   browser_test.py --memledger BUILD/memledger --out DIR --case teaching [--corpus DIR]
 
@@ -189,8 +190,25 @@ def check_self_contained(text, name):
         check(marker not in lowered, f"{name}: the report must be self-contained but contains '{marker}'")
 
 
+def check_rects(parser, probe, arena_id, buffers):
+    """The rectangles of svg#arena_id against the JSON's buffers drawn there."""
+    rects = parser.rects.get(arena_id, [])
+    check(len(rects) == len(buffers),
+          f"{arena_id}: {len(rects)} buffer rectangles rendered, the JSON has {len(buffers)} buffers")
+    want = sorted((b["name"], b["category"], b["offset"], b["physical_bytes"], b["first_step"], b["last_step"])
+                  for b in buffers)
+    got = sorted((r["data-name"], r["data-category"], int(r["data-offset"]), int(r["data-physical"]),
+                  int(r["data-first"]), int(r["data-last"])) for r in rects)
+    check(want == got, f"{arena_id}: rectangles differ from the JSON's buffers: "
+                       f"{[w for w in want if w not in got][:3]} vs {[g for g in got if g not in want][:3]}")
+    sized = probe["charts"][arena_id]["rects"]
+    check(all(r["w"] > 0 and r["h"] > 0 for r in sized), f"{arena_id}: a buffer rectangle renders with no size")
+    return len(rects)
+
+
 def check_report(browser, html_path, reports, out_dir, case):
-    """reports: {svg id prefix ('' or 'before-'/'after-'): parsed JSON report}."""
+    """reports: {svg id prefix ('' or 'before-'/'after-'): parsed JSON report}. A report of a
+    plan across banks has one lane per bank that holds a buffer, svg#<prefix>arena-bank-<k>."""
     with open(html_path, encoding="utf-8") as f:
         page = f.read()
     check_self_contained(page, html_path)
@@ -208,19 +226,24 @@ def check_report(browser, html_path, reports, out_dir, case):
     probe = json.loads(html.unescape(dom[start:dom.index("</pre>", start)]))
 
     for prefix, report in reports.items():
-        arena_id, label_id = prefix + "arena", prefix + "peak-label"
-        buffers = report["buffers"]
-        rects = parser.rects.get(arena_id, [])
-        check(len(rects) == len(buffers),
-              f"{arena_id}: {len(rects)} buffer rectangles rendered, the JSON has {len(buffers)} buffers")
-        want = sorted((b["name"], b["category"], b["offset"], b["physical_bytes"], b["first_step"], b["last_step"])
-                      for b in buffers)
-        got = sorted((r["data-name"], r["data-category"], int(r["data-offset"]), int(r["data-physical"]),
-                      int(r["data-first"]), int(r["data-last"])) for r in rects)
-        check(want == got, f"{arena_id}: rectangles differ from the JSON's buffers: "
-                           f"{[w for w in want if w not in got][:3]} vs {[g for g in got if g not in want][:3]}")
-        sized = probe["charts"][arena_id]["rects"]
-        check(all(r["w"] > 0 and r["h"] > 0 for r in sized), f"{arena_id}: a buffer rectangle renders with no size")
+        label_id = prefix + "peak-label"
+        if report.get("banks"):
+            lanes = 0
+            for k, bank in enumerate(report["banks"]["banks"]):
+                mine = [b for b in report["buffers"] if b["bank"] == bank["name"]]
+                if not mine:
+                    check(f"{prefix}arena-bank-{k}" not in parser.rects, f"a lane for the empty bank {bank['name']}")
+                    continue
+                drawn = check_rects(parser, probe, f"{prefix}arena-bank-{k}", mine)
+                print(f"  bank {bank['name']}: {drawn} rectangles = {len(mine)} buffers")
+                lanes += 1
+            check(lanes >= 2, f"{html_path}: {lanes} bank lanes; the case should spill to a second bank")
+            rects = [b for b in report["buffers"] if b["bank"]]
+            buffers = rects
+            arena_id = prefix + "arena (banks)"
+        else:
+            arena_id, buffers = prefix + "arena", report["buffers"]
+            rects = [None] * check_rects(parser, probe, arena_id, buffers)
 
         peak = report["ledger"]["peak_live_bytes"]
         label = parser.peak_labels.get(label_id)
@@ -304,11 +327,28 @@ def case_corpus(args, browser, model):
     return 0
 
 
+def case_banks(args, browser):
+    """A plan across the ESP32-S3's banks (`plan --device esp32s3`): mobilenet_v2's
+    activations in its SRAM and PSRAM, its weights in flash, a lane per bank."""
+    corpus = args.corpus or ""
+    path = os.path.join(corpus, "mobilenet_v2.onnx")
+    if not os.path.isfile(path):
+        message = f"no mobilenet_v2.onnx in the corpus folder '{corpus}'"
+        if os.environ.get("MEMLEDGER_REQUIRE_CORPUS") == "1":
+            raise Failure(message)
+        print(f"SKIPPED: {message}")
+        return SKIP
+    html_path, json_path = (os.path.join(args.out, f"banks.{ext}") for ext in ("html", "json"))
+    run([args.memledger, "plan", path, "--device", "esp32s3", "--brief", "--json", json_path, "--html", html_path])
+    check_report(browser, html_path, {"": load_json(json_path)}, args.out, "banks")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memledger", required=True, help="the memledger program")
     parser.add_argument("--out", required=True, help="folder for reports, screenshots and DOM dumps")
-    parser.add_argument("--case", required=True, choices=["teaching", "teaching-C", "compare", "optimize", "resnet18"])
+    parser.add_argument("--case", required=True, choices=["teaching", "teaching-C", "compare", "optimize", "resnet18", "banks"])
     parser.add_argument("--corpus", help="folder of the ONNX corpus (resnet18.onnx)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -322,6 +362,9 @@ def main():
             case_compare(args, browser)
         elif args.case == "optimize":
             case_optimize(args, browser)
+        elif args.case == "banks":
+            if case_banks(args, browser) == SKIP:
+                return SKIP
         else:
             if case_corpus(args, browser, args.case) == SKIP:
                 return SKIP

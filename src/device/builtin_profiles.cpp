@@ -66,7 +66,13 @@ inputs = "external"
 // 480 MHz. DTCM 128 KiB at 0x20000000 (zero wait states); AXI SRAM 512 KiB at 0x24000000
 // (D1 domain, 64-bit AXI, behind the L1 cache); SRAM1 128 KiB at 0x30000000, SRAM2 128 KiB
 // at 0x30020000, SRAM3 32 KiB at 0x30040000 (D2 domain, AHB); SRAM4 64 KiB at 0x38000000
-// (D3 domain); 2 MiB flash at 0x08000000 (4 wait states at 480 MHz, RM0433 Table 17).
+// (D3 domain); 2 MiB flash at 0x08000000 (4 wait states at 480 MHz, RM0433 Table 17). Beside
+// it the board's Quad-SPI NOR flash, memory-mapped at 0x90000000 (RM0433 §23.3.6): 64 MiB as
+// one MT25QL512 of the STM32H743I-EVAL (UM2198), 4 bits a clock at up to 133 MHz, about 7 core
+// cycles a byte at 480 MHz without the cache: the weights the internal flash cannot hold
+// (resnet18's 11 MB) are read from there in place.
+// cycles_per_mac 0.5: int8 kernels as CMSIS-NN writes them issue SMLAD, two 16-bit MACs a
+// cycle on the Cortex-M7 (Arm Cortex-M7 TRM, DSP extension), before loads and overheads.
 constexpr std::string_view kStm32h743 = R"(name = "stm32h743"
 alignment_bytes = 4
 layout = "NHWC"
@@ -74,6 +80,7 @@ aligned_run = "tensor"
 storage = "int8"
 constants = "external"
 inputs = "external"
+cycles_per_mac = 0.5
 
 [[banks]]
 name = "dtcm"
@@ -116,12 +123,19 @@ name = "flash"
 capacity_bytes = 2097152
 access_cost = 5
 read_only = true
+
+[[banks]]
+name = "qspi_flash"
+capacity_bytes = 67108864
+access_cost = 8
+read_only = true
 )";
 
 // STM32F746 (ST RM0385 rev 8, §2.2 "Memory organization"; DS10916): Cortex-M7 at 216 MHz.
 // DTCM 64 KiB at 0x20000000 (zero wait states); SRAM1 240 KiB at 0x20010000 and SRAM2 16 KiB
 // at 0x2004C000 (AXI/AHB bus matrix); 1 MiB flash at 0x08000000 (7 wait states at 216 MHz,
 // RM0385 Table 5, hidden in part by the ART accelerator).
+// cycles_per_mac 0.5: the Cortex-M7's SMLAD, as on the STM32H743.
 constexpr std::string_view kStm32f746 = R"(name = "stm32f746"
 alignment_bytes = 4
 layout = "NHWC"
@@ -129,6 +143,7 @@ aligned_run = "tensor"
 storage = "int8"
 constants = "external"
 inputs = "external"
+cycles_per_mac = 0.5
 
 [[banks]]
 name = "dtcm"
@@ -161,6 +176,9 @@ read_only = true
 // which about 320 KiB is left for data once ESP-IDF's instruction RAM, caches and heap take
 // theirs; PSRAM through the 32 KiB data cache over octal SPI at 80 MHz (roughly 8x slower
 // than internal SRAM on a miss); 8 MiB flash, read through the same cache.
+// cycles_per_mac 0.125: the Xtensa LX7's PIE vector unit multiplies 16 int8 lanes per
+// instruction (ESP32-S3 TRM, chapter 1 "Processor Instruction Extensions"); ESP-NN's kernels
+// reach about half of that.
 constexpr std::string_view kEsp32s3 = R"(name = "esp32s3"
 alignment_bytes = 4
 layout = "NHWC"
@@ -168,6 +186,7 @@ aligned_run = "tensor"
 storage = "int8"
 constants = "external"
 inputs = "external"
+cycles_per_mac = 0.125
 
 [[banks]]
 name = "sram"
@@ -193,6 +212,8 @@ read_only = true
 // SRAM in six banks: SRAM0-3 (4 x 64 KiB) striped word by word at 0x20000000, SRAM4 and SRAM5
 // (4 KiB each, 0x20040000 and 0x20041000) for per-core stacks; all single-cycle. Flash is
 // external QSPI (2 MiB on the Pico) read through a 16 KiB XIP cache.
+// cycles_per_mac 4: the Cortex-M0+ has no DSP extension; a MAC is a load pair, a 1-cycle
+// MULS and an add (RP2040 datasheet §2.4, single-cycle multiplier).
 constexpr std::string_view kRp2040 = R"(name = "rp2040"
 alignment_bytes = 4
 layout = "NHWC"
@@ -200,6 +221,7 @@ aligned_run = "tensor"
 storage = "int8"
 constants = "external"
 inputs = "external"
+cycles_per_mac = 4
 
 [[banks]]
 name = "sram_striped"
@@ -229,6 +251,7 @@ read_only = true
 // nRF52840 (Nordic nRF52840 Product Specification v1.7, §4.2 "Memory"): Cortex-M4F at 64
 // MHz, 256 KiB RAM at 0x20000000 (RAM0-RAM7: 8 x 8 KiB; RAM8: 6 x 32 KiB), 1 MiB flash at
 // 0x00000000 (code from flash through the instruction cache; data reads at wait states).
+// cycles_per_mac 0.5: the Cortex-M4F's SMLAD, two 16-bit MACs a cycle.
 constexpr std::string_view kNrf52840 = R"(name = "nrf52840"
 alignment_bytes = 4
 layout = "NHWC"
@@ -236,6 +259,7 @@ aligned_run = "tensor"
 storage = "int8"
 constants = "external"
 inputs = "external"
+cycles_per_mac = 0.5
 
 [[banks]]
 name = "ram"
@@ -255,6 +279,8 @@ read_only = true
 // arena in on-chip SRAM (2 MiB, 16-byte aligned as the NPU's DMA wants), weights in off-chip
 // flash read by the NPU in place at an eighth of SRAM's clock (OffChipFlash_clock_scale =
 // 0.125), and DRAM beside them for what does not fit SRAM.
+// cycles_per_mac 1/128: the Ethos-U55-128 configuration (128 int8 MACs a cycle, Arm
+// Ethos-U55 TRM); Vela's High_End_Embedded system uses it.
 constexpr std::string_view kEthosU55 = R"(name = "ethos-u55"
 alignment_bytes = 16
 layout = "NHWC"
@@ -262,6 +288,7 @@ aligned_run = "tensor"
 storage = "int8"
 constants = "external"
 inputs = "external"
+cycles_per_mac = 0.0078125
 
 [[banks]]
 name = "sram"

@@ -287,10 +287,12 @@ DeviceProfile parse_device_profile(std::string_view toml_text, const std::string
       read_ops(*ops, read, source, profile.ops);
     } else if (k == "banks") {
       banks = &node;  // read after the loop, once the profile's alignment is known
+    } else if (k == "cycles_per_mac") {
+      profile.cycles_per_mac = read.positive_number(node, k);
     } else {
       fail(
           "{}:{}: unknown key '{}' (known: name, capacity_bytes, alignment_bytes, layout, aligned_run, "
-          "unit_inner_merge, storage, constants, inputs, [dma], [ops.NAME], [[banks]])",
+          "unit_inner_merge, storage, constants, inputs, cycles_per_mac, [dma], [ops.NAME], [[banks]])",
           source, key.source().begin.line, k);
     }
   }
@@ -323,7 +325,8 @@ DeviceProfile resolve_device(const std::string& name_or_path) {
 
 namespace {
 std::string describe_banks(const DeviceProfile& p) {
-  std::string text;
+  if (p.banks.empty()) return {};
+  std::string text = fmt::format(", {:g} cycles per MAC", p.cycles_per_mac);
   for (const MemoryBank& b : p.banks)
     text += fmt::format("\n  bank {}: {} B, alignment {} B, access cost {:g}, holds {}{}", b.name, b.capacity_bytes,
                         b.alignment_bytes, b.access_cost, holds_to_string(b.holds), b.read_only ? " (read-only)" : "");
@@ -351,11 +354,14 @@ std::string describe_profile(const DeviceProfile& p) {
 std::string to_toml(const DeviceProfile& p) {
   std::string text = fmt::format(
       "name = \"{}\"\n{}alignment_bytes = {}\nlayout = \"{}\"\naligned_run = \"{}\"\n"
-      "unit_inner_merge = {}\nstorage = \"{}\"\nconstants = \"{}\"\ninputs = \"{}\"\n\n[dma]\ngranularity_bytes = {}\n"
+      "unit_inner_merge = {}\nstorage = \"{}\"\nconstants = \"{}\"\ninputs = \"{}\"\n{}\n[dma]\ngranularity_bytes = "
+      "{}\n"
       "setup_cycles = {}\nbytes_per_cycle = {}\nexternal_bytes = {}\ndouble_buffering = {}\n",
       p.name, p.banks.empty() ? fmt::format("capacity_bytes = {}\n", p.capacity_bytes) : std::string(),
       p.alignment_bytes, to_string(p.layout), to_string(p.aligned_run), p.unit_inner_merge,
       p.storage ? dtype_name(*p.storage) : "model", to_string(p.constants), to_string(p.inputs),
+      !p.banks.empty() || p.cycles_per_mac != 1.0 ? fmt::format("cycles_per_mac = {}\n", p.cycles_per_mac)
+                                                  : std::string(),
       p.dma.granularity_bytes, p.dma.setup_cycles, p.dma.bytes_per_cycle, p.dma.external_bytes, p.dma.double_buffering);
   for (const auto& [op, rules] : p.ops) {
     text += fmt::format("\n[ops.\"{}\"]\n", op);

@@ -31,7 +31,9 @@ MemoryPlan plan_for_kernels(const Graph& graph, const DeviceProfile& profile, co
                             const PlanOptions& options, const PlacementOptions& placement) {
   PlanOptions with_contracts = options;
   with_contracts.contracts = contract_source(exec);
-  if (!profile.banks.empty()) return banks_end_to_end(plan_memory_banked(graph, profile, with_contracts, placement));
+  if (!profile.banks.empty())
+    return banks_end_to_end(plan_memory_banked(graph, profile, with_contracts, placement),
+                            ArenaBufferProvider::kGuardBytes);
   return plan_memory(graph, profile, with_contracts, placement);
 }
 
@@ -40,7 +42,9 @@ MemoryPlan plan_for_kernels(const Executor& executor, const DeviceProfile& profi
   PlanOptions with_contracts = options;
   with_contracts.contracts = executor.contract_source();
   const Graph& graph = executor.graph();
-  if (!profile.banks.empty()) return banks_end_to_end(plan_memory_banked(graph, profile, with_contracts, placement));
+  if (!profile.banks.empty())
+    return banks_end_to_end(plan_memory_banked(graph, profile, with_contracts, placement),
+                            ArenaBufferProvider::kGuardBytes);
   return plan_memory(graph, profile, with_contracts, placement);
 }
 

@@ -26,8 +26,8 @@ void check_fit_input(const DeviceProfile& profile, const FitOptions& options) {
 }
 
 // The step joins the script; when the rule keeps it, its graph and plan are the result's.
-void record(FitResult& result, FitAttempt attempt, bool forced) {
-  attempt.step.kept = keeps_attempt(result, attempt, forced);
+void record(FitResult& result, FitAttempt attempt, bool forced, FitPreference prefer) {
+  attempt.step.kept = keeps_attempt(result, attempt, forced, prefer);
   if (attempt.step.kept) {
     FitCandidate& c = *attempt.candidate;
     result.graph = std::move(c.graph);
@@ -64,6 +64,18 @@ std::string_view to_string(FitStepKind kind) {
   return "?";
 }
 
+std::string_view to_string(FitPreference preference) {
+  switch (preference) {
+    case FitPreference::kCheapest:
+      return "cheapest";
+    case FitPreference::kPatches:
+      return "patches";
+    case FitPreference::kSpill:
+      return "spill";
+  }
+  return "?";
+}
+
 const FitStep& FitResult::best() const {
   for (auto it = steps.rbegin(); it != steps.rend(); ++it)
     if (it->kept) return *it;
@@ -81,9 +93,11 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
     if (!attempt) continue;
     attempt->step.strategy = strategy.name;
     attempt->step.planning_seconds = seconds_since(start);
-    record(state.result, std::move(*attempt), strategy.forced);
+    if (attempt->candidate && attempt->step.fits && attempt->step.spill_cycles == 0) state.fitted_without_spill = true;
+    record(state.result, std::move(*attempt), strategy.forced, options.prefer);
   }
   state.result.fits = state.result.plan.fits;
+  state.result.prefer = options.prefer;
   return std::move(state.result);
 }
 

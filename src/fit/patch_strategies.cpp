@@ -48,10 +48,10 @@ FitAttempt searched_attempt(FitState& state, FitStepKind kind, const PatchSearch
 }
 
 // One stage, searched over every split and grid (with or without pools).
-FitAttempt first_stage(FitState& state, FitStepKind kind, const FitOptions& options) {
+FitAttempt first_stage(FitState& state, FitStepKind kind, const FitOptions& options, const DeviceProfile& target) {
   if (patch_split_candidates(state.base(), {}, options.pool_passes).empty())
     return nothing_tried(state, kind, "no stage of this model can run patch by patch");
-  return searched_attempt(state, kind, search_patches(state.base(), state.profile, options), "patch grid");
+  return searched_attempt(state, kind, search_patches(state.base(), target, options), "patch grid");
 }
 
 // The step after `after`'s producer where the most bytes are live (in place), or the last step.
@@ -118,14 +118,14 @@ std::vector<StagePlan> first_stages(FitState& state) {
 
 // A second patched stage around the peak after a first stage: of the first stages, the
 // coarsest after which it fits, else the lowest peak.
-FitAttempt later_stage(FitState& state, FitStepKind kind, const FitOptions& options) {
+FitAttempt later_stage(FitState& state, FitStepKind kind, const FitOptions& options, const DeviceProfile& target) {
   const std::vector<StagePlan> firsts = first_stages(state);
   std::optional<FitAttempt> best;
   int screened = 0;
   for (const StagePlan& first : firsts) {
     const ValueId after = value_named(first.graph, first.patches.split);
-    const PatchSearchResult search = search_later_stage(first.graph, state.profile, options, after,
-                                                        peak_step_after(first.graph, state.profile, after));
+    const PatchSearchResult search =
+        search_later_stage(first.graph, target, options, after, peak_step_after(first.graph, state.profile, after));
     screened += search.evaluated;
     if (!search.chosen) continue;
     PatchedGraph patched = apply_candidate(first.graph, *search.chosen);
@@ -162,6 +162,49 @@ FitOptions without_pools(const FitOptions& options) {
 
 bool has_first_stage(const FitState& state) { return state.result.patches || state.first_found; }
 
+// What a patch search aims its peak-live at: the profile's capacity (on a device with banks,
+// the fastest bank that holds activations: a plan with no slow-bank traffic) and, with banks
+// unless patches are preferred, the largest writable bank that holds activations and all of
+// them together, each while the kept plan's peak is above it: plans that fit by spilling,
+// with fewer extra MACs. (A peak within the sum may still not place: no buffer spans two
+// banks; hence the largest bank too.)
+std::vector<DeviceProfile> patch_targets(const FitState& state) {
+  std::vector<DeviceProfile> targets{state.profile};
+  if (state.profile.banks.empty() || state.options.prefer == FitPreference::kPatches) return targets;
+  int64_t writable = 0, largest = 0;
+  for (const MemoryBank& b : state.profile.banks)
+    if (!b.read_only && (b.holds & kHoldsActivations) != 0) {
+      writable += b.capacity_bytes;
+      largest = std::max(largest, b.capacity_bytes);
+    }
+  // A target the kept plan's peak is already within needs no patches (a search would return a
+  // stage of no MACs that changes nothing).
+  const int64_t kept_peak = state.result.plan.ledger.peak_live_bytes;
+  for (int64_t capacity : {largest, writable})
+    if (capacity > targets.back().capacity_bytes && capacity < kept_peak) {
+      targets.push_back(state.profile);
+      targets.back().capacity_bytes = capacity;
+    }
+  return targets;
+}
+
+// The search run once per target (patch_targets), the better attempt kept: one that fits
+// over one that does not, then the cheaper by the preference's order, or the lower peak.
+template <class Search>
+FitAttempt over_targets(FitState& state, Search&& search) {
+  std::optional<FitAttempt> best;
+  for (const DeviceProfile& target : patch_targets(state)) {
+    FitAttempt attempt = search(target);
+    const FitStep& a = attempt.step;
+    const bool better = !best || (attempt.candidate && !best->candidate) ||
+                        (attempt.candidate && best->candidate &&
+                         (a.fits ? !best->step.fits || cheaper_step(a, best->step, state.options.prefer)
+                                 : !best->step.fits && a.peak_live_bytes < best->step.peak_live_bytes));
+    if (better) best = std::move(attempt);
+  }
+  return std::move(*best);
+}
+
 // Some stage holds a pool (else the pooled searches would screen the plain ones' stages again).
 bool pools_add_stages(FitState& state) {
   if (!state.pools_add_stages)
@@ -181,33 +224,43 @@ std::optional<FitAttempt> run_forced_patches(FitState& state) {
 
 bool patches_apply(FitState& state) { return !state.options.patch; }
 std::optional<FitAttempt> run_patches(FitState& state) {
-  return first_stage(state, FitStepKind::kPatches, without_pools(state.options));
+  return over_targets(state, [&](const DeviceProfile& target) {
+    return first_stage(state, FitStepKind::kPatches, without_pools(state.options), target);
+  });
 }
 
 bool nested_patches_apply(FitState& state) {
   return !state.options.patch && patch_split_candidates(state.base(), {}, false).size() > 1;
 }
 std::optional<FitAttempt> run_nested_patches(FitState& state) {
-  return searched_attempt(state, FitStepKind::kNestedPatches,
-                          search_nested_patches(state.base(), state.profile, without_pools(state.options)),
-                          "grid of patches of patches");
+  return over_targets(state, [&](const DeviceProfile& target) {
+    return searched_attempt(state, FitStepKind::kNestedPatches,
+                            search_nested_patches(state.base(), target, without_pools(state.options)),
+                            "grid of patches of patches");
+  });
 }
 
 bool second_stage_applies(FitState& state) { return !state.options.patch && has_first_stage(state); }
 std::optional<FitAttempt> run_second_stage(FitState& state) {
-  return later_stage(state, FitStepKind::kSecondStage, without_pools(state.options));
+  return over_targets(state, [&](const DeviceProfile& target) {
+    return later_stage(state, FitStepKind::kSecondStage, without_pools(state.options), target);
+  });
 }
 
 bool pooled_patches_apply(FitState& state) {
   return !state.options.patch && state.options.pool_passes && pools_add_stages(state);
 }
 std::optional<FitAttempt> run_pooled_patches(FitState& state) {
-  return first_stage(state, FitStepKind::kPooledPatches, state.options);
+  return over_targets(state, [&](const DeviceProfile& target) {
+    return first_stage(state, FitStepKind::kPooledPatches, state.options, target);
+  });
 }
 
 bool pooled_second_stage_applies(FitState& state) { return pooled_patches_apply(state) && has_first_stage(state); }
 std::optional<FitAttempt> run_pooled_second_stage(FitState& state) {
-  return later_stage(state, FitStepKind::kPooledSecondStage, state.options);
+  return over_targets(state, [&](const DeviceProfile& target) {
+    return later_stage(state, FitStepKind::kPooledSecondStage, state.options, target);
+  });
 }
 
 }  // namespace memledger

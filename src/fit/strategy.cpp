@@ -1,6 +1,9 @@
 #include "memledger/fit/strategy.h"
 
 #include <array>
+#include <tuple>
+
+#include "memledger/plan/banked_plan.h"
 
 #include "strategies.h"
 
@@ -80,22 +83,47 @@ const Graph& FitState::base() {
 
 std::span<const FitStrategy> fit_strategies() { return kStrategies; }
 
-bool keeps_attempt(const FitResult& so_far, const FitAttempt& attempt, bool forced) {
+bool FitState::done() const {
+  if (result.steps.empty() || !result.plan.fits || options.all_steps) return false;
+  if (profile.banks.empty() || options.prefer == FitPreference::kSpill || fitted_without_spill) return true;
+  return options.prefer == FitPreference::kCheapest && result.best().extra_macs > 0;
+}
+
+bool cheaper_step(const FitStep& a, const FitStep& b, FitPreference prefer) {
+  auto key = [prefer](const FitStep& s) {
+    const bool shunned = prefer == FitPreference::kPatches ? s.spill_cycles > 0
+                         : prefer == FitPreference::kSpill ? s.extra_macs > 0
+                                                           : false;
+    return std::tuple(shunned, s.cost_cycles, s.peak_live_bytes);
+  };
+  return key(a) < key(b);
+}
+
+bool keeps_attempt(const FitResult& so_far, const FitAttempt& attempt, bool forced, FitPreference prefer) {
   if (!attempt.candidate) return false;
   if (forced || so_far.steps.empty()) return true;
-  if (so_far.plan.fits) return false;  // later steps are only measured (FitOptions::all_steps)
+  const bool banked = attempt.candidate->plan.banked.has_value();
+  if (so_far.plan.fits)  // one arena: later steps are only measured (FitOptions::all_steps)
+    return banked && attempt.step.fits && cheaper_step(attempt.step, so_far.best(), prefer);
+  if (banked && attempt.step.fits) return true;
   const int64_t peak = attempt.step.peak_live_bytes, kept = so_far.plan.ledger.peak_live_bytes;
   return peak < kept || (attempt.free && peak == kept);
 }
 
 FitAttempt planned_attempt(const FitState& state, FitStepKind kind, std::string detail, Graph graph,
                            const PlanOptions& plan_options, int64_t extra_macs, std::optional<FitPatches> patches) {
-  MemoryPlan plan = plan_memory(graph, state.profile, plan_options, state.options.placement);
+  MemoryPlan plan = state.profile.banks.empty()
+                        ? plan_memory(graph, state.profile, plan_options, state.options.placement)
+                        : plan_memory_banked(graph, state.profile, plan_options, state.options.placement);
+  const SlowTraffic slow = slow_bank_traffic(plan);
   FitStep step{.kind = kind,
                .detail = std::move(detail),
                .peak_live_bytes = plan.ledger.peak_live_bytes,
                .arena_bytes = plan.arena_bytes,
                .extra_macs = extra_macs,
+               .traffic_bytes = slow.bytes,
+               .spill_cycles = slow.cycles,
+               .cost_cycles = static_cast<double>(extra_macs) * state.profile.cycles_per_mac + slow.cycles,
                .fits = plan.fits};
   return {.step = std::move(step),
           .candidate = FitCandidate{.graph = std::move(graph),
@@ -106,10 +134,14 @@ FitAttempt planned_attempt(const FitState& state, FitStepKind kind, std::string 
 
 FitAttempt nothing_tried(const FitState& state, FitStepKind kind, std::string detail) {
   const MemoryPlan& kept = state.result.plan;
+  const FitStep* best = state.result.steps.empty() ? nullptr : &state.result.best();
   return {.step = {.kind = kind,
                    .detail = std::move(detail),
                    .peak_live_bytes = kept.ledger.peak_live_bytes,
                    .arena_bytes = kept.arena_bytes,
+                   .traffic_bytes = best ? best->traffic_bytes : 0,
+                   .spill_cycles = best ? best->spill_cycles : 0,
+                   .cost_cycles = best ? best->cost_cycles : 0,
                    .fits = kept.fits}};
 }
 

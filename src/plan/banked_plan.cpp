@@ -1,6 +1,7 @@
 #include "memledger/plan/banked_plan.h"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 
 #include "memledger/core/error.h"
@@ -119,7 +120,7 @@ MemoryPlan plan_memory_banked(const Graph& graph, const DeviceProfile& profile, 
   return plan;
 }
 
-MemoryPlan banks_end_to_end(MemoryPlan plan) {
+MemoryPlan banks_end_to_end(MemoryPlan plan, int64_t gap_bytes) {
   if (!plan.banked) return plan;
   const BankedPlacement& banked = *plan.banked;
   int64_t alignment = 1;
@@ -128,7 +129,8 @@ MemoryPlan banks_end_to_end(MemoryPlan plan) {
   int64_t end = 0;
   for (size_t k = 0; k < banked.banks.size(); ++k) {
     if (banked.banks[k].read_only) continue;
-    base[k] = (end + alignment - 1) / alignment * alignment;
+    const int64_t from = end > 0 ? end + gap_bytes : 0;
+    base[k] = (from + alignment - 1) / alignment * alignment;
     end = base[k] + banked.solution.banks[k].solution.arena_bytes;
   }
   for (size_t i = 0; i < plan.offsets.size(); ++i) {
@@ -142,6 +144,22 @@ MemoryPlan banks_end_to_end(MemoryPlan plan) {
   plan.fits = true;
   plan.banked.reset();
   return plan;
+}
+
+SlowTraffic slow_bank_traffic(const MemoryPlan& plan) {
+  SlowTraffic out;
+  if (!plan.banked) return out;
+  const std::vector<MemoryBank>& banks = plan.banked->banks;
+  double fastest = std::numeric_limits<double>::infinity();
+  for (const MemoryBank& b : banks)
+    if (!b.read_only && (b.holds & kHoldsActivations) != 0) fastest = std::min(fastest, b.access_cost);
+  for (size_t k = 0; k < banks.size(); ++k) {
+    if (banks[k].read_only || !(banks[k].access_cost > fastest)) continue;
+    const int64_t accessed = plan.banked->solution.banks.at(k).accessed_bytes;
+    out.bytes += accessed;
+    out.cycles += static_cast<double>(accessed) * (banks[k].access_cost - fastest);
+  }
+  return out;
 }
 
 }  // namespace memledger

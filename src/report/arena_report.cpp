@@ -1,12 +1,14 @@
 #include "memledger/report/arena_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <iterator>
 
 #include "memledger/exec/arena_provider.h"
 #include "memledger/ir/integer_node.h"
+#include "memledger/plan/banked_plan.h"
 #include "memledger/report/fit_report.h"
 
 namespace memledger {
@@ -36,6 +38,23 @@ void append_fit(std::string& out, const ArenaRunContext& c) {
         patched[i].max_abs == 0 && patched[i].mismatches == 0 ? std::string("bit-identical") : patched[i].describe());
 }
 
+// A fit planned across banks runs with its writable banks end to end, guard bytes between
+// them (plan/banked_plan.h): each bank's planned bytes, and the arena they make.
+void append_banks(std::string& out, const MemoryPlan& fit_plan, const MemoryPlan& run_plan) {
+  const BankedPlacement& banked = *fit_plan.banked;
+  std::vector<std::string> banks;
+  for (size_t k = 0; k < banked.banks.size(); ++k) {
+    const int64_t bytes = banked.solution.banks.at(k).solution.arena_bytes;
+    if (!banked.banks[k].read_only && bytes > 0) banks.push_back(fmt::format("{} {} B", banked.banks[k].name, bytes));
+  }
+  const int64_t laid = banks_end_to_end(fit_plan, ArenaBufferProvider::kGuardBytes).arena_bytes;
+  fmt::format_to(std::back_inserter(out),
+                 "  arena: the fit's writable banks as planned ({}), end to end with {} guard bytes between them: "
+                 "{} B {} the {} B they take\n",
+                 fmt::join(banks, ", "), ArenaBufferProvider::kGuardBytes, run_plan.arena_bytes,
+                 run_plan.arena_bytes == laid ? "=" : "≠", laid);
+}
+
 }  // namespace
 
 std::string arena_run_text(const ArenaRunReport& r, const ArenaRunContext& c) {
@@ -53,15 +72,19 @@ std::string arena_run_text(const ArenaRunReport& r, const ArenaRunContext& c) {
     mode = fmt::format(" (float shadow: planned with the model's dtypes, not {})", dtype_name(*given.storage));
   fmt::format_to(std::back_inserter(out), "arena run on '{}'{}: {} placement{}, {} kernels, {:.1f} ms\n", given.name,
                  mode, plan.algorithm, plan.optimal ? " (optimal)" : "", kernel_set_name(c.kernels), c.milliseconds);
-  if (c.fit) {
+  if (c.fit && c.fit->plan.banked) {
+    append_banks(out, c.fit->plan, plan);
+  } else if (c.fit) {
     fmt::format_to(std::back_inserter(out), "  arena bytes {} {} the fit's planned bytes {}{}\n", plan.arena_bytes,
                    plan.arena_bytes == c.fit->plan.arena_bytes ? "=" : "≠", c.fit->plan.arena_bytes,
                    quantized || !given.storage ? "" : " (the float shadow's arena, not the planned figure)");
+  }
+  if (c.fit) {
     if (c.kernels != KernelSet::kReference)
       fmt::format_to(
           std::back_inserter(out), "  fast kernels' contracts: {} B of declared workspace over {} steps{}\n",
           plan.liveness.declared_workspace_bytes(), plan.liveness.contracts.size(),
-          quantized || !given.storage
+          (quantized || !given.storage) && given.banks.empty()
               ? fmt::format(", arena {} the capacity of {} B",
                             plan.arena_bytes <= given.capacity_bytes ? "within" : "over", given.capacity_bytes)
               : "");

@@ -55,8 +55,28 @@ struct Verdict {
   std::string headline, detail;
 };
 
+// Across banks: each bank's arena against its capacity, or what overflows where.
+Verdict banked_verdict(const ReportSubject& s) {
+  const BankedPlacement& banked = *s.plan.banked;
+  if (!s.plan.fits) {
+    std::string detail;
+    for (const std::string& overflow : banked.solution.overflows) detail += (detail.empty() ? "" : "; ") + overflow;
+    return {false, "Does not fit", detail};
+  }
+  std::string detail = fmt::format("across the {} banks of '{}':", banked.banks.size(), s.profile.name);
+  for (size_t k = 0; k < banked.banks.size(); ++k) {
+    const int64_t used = banked.solution.banks.at(k).solution.arena_bytes;
+    if (used > 0)
+      detail += fmt::format(" {} {} of {};", banked.banks[k].name, human_bytes(used),
+                            human_bytes(banked.banks[k].capacity_bytes));
+  }
+  detail.pop_back();
+  return {true, "Fits", detail};
+}
+
 Verdict verdict(const ReportSubject& s) {
   const MemoryPlan& plan = s.plan;
+  if (plan.banked) return banked_verdict(s);
   if (plan.capacity_bytes <= 0)
     return {true, "Fits",
             fmt::format("'{}' sets no capacity; the arena needs {}", s.profile.name, human_bytes(plan.arena_bytes))};
@@ -281,6 +301,78 @@ std::string delta_cell(int64_t before, int64_t after) {
                      before > 0 ? percent(std::llabs(d), before) : "new");
 }
 
+// One bank's buffers as a plan of their own (offsets from the bank's base, its capacity and
+// arena), which the arena picture draws as that bank's lane: every other buffer is left out
+// as if outside the arena, a constant read in place from a flash bank drawn in that bank's.
+MemoryPlan bank_view(const MemoryPlan& plan, int bank) {
+  const BankedPlacement& banked = *plan.banked;
+  const allocate::BankUse& use = banked.solution.banks.at(static_cast<size_t>(bank));
+  MemoryPlan view = plan;
+  view.banked.reset();
+  for (size_t i = 0; i < view.liveness.buffers.size(); ++i) {
+    LiveBuffer& b = view.liveness.buffers[i];
+    const bool here = banked.bank_of[i] == bank;
+    b.external = !here;
+    if (!here) b.alias_of.reset();
+  }
+  view.arena_bytes = use.solution.arena_bytes;
+  view.head_bytes = use.solution.arena_bytes;
+  view.persistent_bytes = 0;
+  view.lower_bound_bytes = use.lower_bound_bytes;
+  view.capacity_bytes = banked.banks.at(static_cast<size_t>(bank)).capacity_bytes;
+  view.fits = use.fits;
+  view.optimal = use.solution.optimal;
+  view.algorithm = use.solution.algorithm;
+  return view;
+}
+
+// Each bank: what it may hold, its cost, capacity, arena and the bytes accessed there.
+std::string banks_table(const MemoryPlan& plan) {
+  const BankedPlacement& banked = *plan.banked;
+  std::string out =
+      "<table class=\"ledger banks\"><thead><tr><th>bank</th><th>holds</th><th class=\"num\">access cost</th>"
+      "<th class=\"num\">capacity</th><th class=\"num\">arena</th><th class=\"num\">lower bound</th>"
+      "<th class=\"num\">buffers</th><th class=\"num\">accessed</th><th class=\"num\">traffic cost</th>"
+      "</tr></thead><tbody>\n";
+  for (size_t k = 0; k < banked.banks.size(); ++k) {
+    const MemoryBank& bank = banked.banks[k];
+    const allocate::BankUse& use = banked.solution.banks.at(k);
+    out += fmt::format(
+        R"(<tr data-bank="{}"{}><td>{}</td><td>{}{}</td><td class="num">{:g}</td>{}{}{}<td class="num">{}</td>{})"
+        R"(<td class="num">{:.0f}</td></tr>)"
+        "\n",
+        escape(bank.name), use.fits ? "" : R"( class="over")", escape(bank.name), holds_to_string(bank.holds),
+        bank.read_only ? " (read-only)" : "", bank.access_cost, bytes_cell(bank.capacity_bytes),
+        bytes_cell(use.solution.arena_bytes), bytes_cell(use.lower_bound_bytes), use.problem.buffers.size(),
+        bytes_cell(use.accessed_bytes), use.traffic_cost);
+  }
+  return out + fmt::format(
+                   "</tbody></table>\n<p class=\"note\">Traffic: bytes read and written × the bank's access cost, "
+                   "{:.0f} in all against a lower bound of {:.0f} ({}).</p>\n",
+                   banked.solution.traffic_cost, banked.solution.lower_bound_cost, escape(banked.solution.method));
+}
+
+// One lane per bank that holds a buffer, each on its own byte scale up to its capacity.
+std::string bank_lanes(const ReportSubject& s) {
+  std::string out;
+  const BankedPlacement& banked = *s.plan.banked;
+  for (size_t k = 0; k < banked.banks.size(); ++k) {
+    if (banked.solution.banks.at(k).problem.buffers.empty()) continue;
+    const MemoryPlan view = bank_view(s.plan, static_cast<int>(k));
+    const ReportSubject lane{s.graph, view, s.profile, s.model, s.schedule};
+    const MemoryBank& bank = banked.banks[k];
+    out += fmt::format(
+        "<section id=\"bank-{}-section\" class=\"bank\" data-bank=\"{}\">\n<h2>Bank {}: {} of {}, access cost "
+        "{:g}</h2>\n",
+        k, escape(bank.name), escape(bank.name), human_bytes(view.arena_bytes), human_bytes(bank.capacity_bytes),
+        bank.access_cost);
+    const int64_t ymax = axis_max(view.arena_bytes, view.capacity_bytes);
+    out += arena_svg(lane, fmt::format("arena-bank-{}", k), ymax, 0, 1240);
+    out += "</section>\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string plan_report_html(const Graph& graph, const MemoryPlan& plan, const DeviceProfile& profile,
@@ -292,16 +384,24 @@ std::string plan_report_html(const Graph& graph, const MemoryPlan& plan, const D
   out += verdict_html(s, "verdict");
   out += figures_html(s) + "</header>\n";
 
-  out += fmt::format(
-      "<section id=\"arena-section\">\n<h2>Arena: where each buffer lives, and when</h2>\n"
-      "<p class=\"note\">{}</p>\n",
-      kArenaNote);
-  out += legend(plan);
-  const int64_t arena_max = axis_max(plan.arena_bytes, plan.capacity_bytes);
-  const int64_t arena_cut = arena_split(plan, arena_max);
-  out += arena_svg(s, "arena", arena_max, arena_cut, 1240);
-  out += split_note(arena_cut, "addresses", "only buffers that live for the whole program");
-  out += "</section>\n";
+  if (plan.banked) {
+    out += fmt::format(
+        "<section id=\"arena-section\">\n<h2>Banks: where each buffer lives, and when</h2>\n"
+        "<p class=\"note\">{} One lane per bank, addresses from the bank's base.</p>\n",
+        kArenaNote);
+    out += legend(plan) + banks_table(plan) + "</section>\n" + bank_lanes(s);
+  } else {
+    out += fmt::format(
+        "<section id=\"arena-section\">\n<h2>Arena: where each buffer lives, and when</h2>\n"
+        "<p class=\"note\">{}</p>\n",
+        kArenaNote);
+    out += legend(plan);
+    const int64_t arena_max = axis_max(plan.arena_bytes, plan.capacity_bytes);
+    const int64_t arena_cut = arena_split(plan, arena_max);
+    out += arena_svg(s, "arena", arena_max, arena_cut, 1240);
+    out += split_note(arena_cut, "addresses", "only buffers that live for the whole program");
+    out += "</section>\n";
+  }
 
   out += fmt::format("<section id=\"live-section\">\n<h2>Live at once</h2>\n<p class=\"note\">{}</p>\n", kLiveNote);
   const int64_t live_max = axis_max(std::max(plan.ledger.peak_live_bytes, plan.arena_bytes), plan.capacity_bytes);

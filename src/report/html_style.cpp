@@ -64,7 +64,7 @@ td.type{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:12px;col
 tr.total td{font-weight:600;border-top:1px solid var(--line)}tr.rest td{color:var(--muted)}
 .bar-col{width:28%}.bar{display:block;height:10px;border-radius:2px;min-width:1px}
 table.compare{width:auto;min-width:560px}table.compare td:first-child{padding-right:32px}
-.cols{display:grid;grid-template-columns:1fr 1fr;gap:14px}.cols>section{margin:0}
+.cols{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:14px}.cols>section{margin:0;min-width:0;overflow-x:auto}
 @media (max-width:900px){.cols{grid-template-columns:1fr}}
 details summary{cursor:pointer;font-weight:600}
 .delta.down{color:#1a7f37}.delta.up{color:#cf222e}

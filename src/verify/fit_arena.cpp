@@ -6,14 +6,18 @@
 #include "memledger/core/error.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/ir/integer_node.h"
+#include "memledger/plan/banked_plan.h"
 
 namespace memledger {
 namespace {
 
 // The plan the reference kernels run: the fit's own for a quantized model (already in its
 // bytes), else the fit's graph and decisions under the model's dtypes.
+// A plan across banks runs with its banks laid end to end, guard bytes between them
+// (plan/banked_plan.h).
 MemoryPlan reference_arena_plan(const FitResult& fit, const DeviceProfile& profile) {
-  return is_quantized_model(fit.graph) ? fit.plan : fit_arena_plan(fit, profile);
+  return is_quantized_model(fit.graph) ? banks_end_to_end(fit.plan, ArenaBufferProvider::kGuardBytes)
+                                       : fit_arena_plan(fit, profile);
 }
 
 // Whether the fast contract of node `id` differs from the op table's: it declares workspace
@@ -61,8 +65,11 @@ FitArenaPlan plan_fit_arena(const FitResult& fit, const DeviceProfile& profile, 
     // quantized model, or a profile without a storage dtype); a float shadow of an int8 plan
     // is no figure to keep within.
     const int64_t capacity = profile.capacity_bytes;
+    // On a device with banks the fast kernels' plan is one across the banks too
+    // (plan_for_kernels), not an arena to keep within one capacity.
     const bool own_bytes = is_quantized_model(fit.graph) || !profile.storage;
-    if (capacity > 0 && own_bytes && out.plan.arena_bytes > capacity && fit.plan.arena_bytes <= capacity) {
+    if (capacity > 0 && own_bytes && profile.banks.empty() && out.plan.arena_bytes > capacity &&
+        fit.plan.arena_bytes <= capacity) {
       out.fast_over_capacity_bytes = out.plan.arena_bytes;
       std::set<std::string> taken;
       for (int round = 0; round < kFitArenaRounds && out.plan.arena_bytes > capacity; ++round) {
@@ -97,7 +104,8 @@ bool fit_arena_proved(const FitResult& fit, const FitArenaPlan& arena, const Are
   if (!run.clean()) return false;
   if (arena.kernels != KernelSet::kReference) return true;
   return arena.in_place_differences.empty() &&
-         (!is_quantized_model(fit.graph) || arena.plan.arena_bytes == fit.plan.arena_bytes);
+         (!is_quantized_model(fit.graph) ||
+          arena.plan.arena_bytes == banks_end_to_end(fit.plan, ArenaBufferProvider::kGuardBytes).arena_bytes);
 }
 
 }  // namespace memledger

@@ -41,3 +41,41 @@ foreach(model squeezenet1_0 shufflenet_v2_x1_0 mobilenet_v2)
     ARGS run ${MEMLEDGER_TEST_CORPUS}/${model}.onnx --arena --device esp32s3 --kernels fast
     OUTPUT "arena run on 'esp32s3'" "guard violations: 0" "bit-identical")
 endforeach()
+
+# fit across banks (issue 37, item 3): every candidate planned across the banks, extra MACs
+# and slow-bank traffic weighed in the device's cycles. int8 resnet18 fits the STM32H743 (its
+# 784 KiB first activation is larger than any bank) by a patched first stage that spills
+# the rest to the AXI SRAM; the fit's very plan runs bit-identically, its banks end to end
+# with guard bytes between them.
+set(INT8_RESNET ${MEMLEDGER_CORPUS_INT8_DIR}/resnet18.int8.onnx)
+memledger_cli_test(fit.banks_resnet18_int8_stm32h743 NEEDS ${INT8_RESNET}
+  ARGS fit ${INT8_RESNET} --device stm32h743
+  OUTPUT "slow traffic +cycles"
+         "fits across the banks after patches \\([0-9]+x[0-9]+ up to '[^']+'\\): dtcm [0-9.]+ KiB of 128.00 KiB, axi_sram"
+         "slow-bank traffic [0-9.]+ MiB \\([0-9.]+ M cycles\\), [0-9.]+ M cycles in all")
+memledger_cli_test(run.banks_arena_fit_resnet18_int8 NEEDS ${INT8_RESNET}
+  ARGS run ${INT8_RESNET} --arena --fit --device stm32h743 --kernels reference
+  OUTPUT "fit plan on 'stm32h743': fits across the banks"
+         "arena: the fit's writable banks as planned \\(dtcm [0-9]+ B, axi_sram [0-9]+ B\\), end to end with 64 guard bytes between them: [0-9]+ B = the [0-9]+ B they take"
+         "guard violations: 0" "outputs: bit-identical to the ordinary run \\(1 of 1\\)")
+# --prefer spill: the slower banks before any extra MAC (mobilenet_v2 fits the ESP32-S3 by its
+# PSRAM as it is); patches: none of its bytes in the PSRAM.
+set(INT8_MOBILENET ${MEMLEDGER_CORPUS_INT8_DIR}/mobilenet_v2.int8.onnx)
+memledger_cli_test(fit.banks_prefer_spill NEEDS ${INT8_MOBILENET}
+  ARGS fit ${INT8_MOBILENET} --device esp32s3 --prefer spill
+  OUTPUT "fits across the banks after (layer by layer|memory-aware order|in-place rules): sram [0-9.]+ KiB of 320.00 KiB, psram"
+         "extra MACs 0, slow-bank traffic [1-9]")
+memledger_cli_test(fit.banks_prefer_patches NEEDS ${INT8_MOBILENET}
+  ARGS fit ${INT8_MOBILENET} --device esp32s3 --prefer patches
+  OUTPUT "fits across the banks after patches" "slow-bank traffic 0 B \\(0 cycles\\)"
+  NOT_OUTPUT "psram [0-9]")
+memledger_cli_test(fit.prefer_needs_banks
+  ARGS fit ${BANK_ONNX}/conv_bn_relu.onnx --device mcu --prefer spill EXIT_CODE 2
+  OUTPUT "--prefer spill: device 'mcu' is one arena")
+memledger_cli_test(fit.capacity_with_banks_refused
+  ARGS fit ${BANK_ONNX}/conv_bn_relu.onnx --device stm32h743 --capacity 1000 EXIT_CODE 2
+  OUTPUT "--capacity: device 'stm32h743' has banks")
+# The HTML report of a banked plan: a lane per bank and the table of banks.
+memledger_cli_test(plan.banks_html
+  ARGS plan ${BANK_ONNX}/randwire_ws_n10_s3.onnx --device stm32h743 --brief --html ${CMAKE_CURRENT_BINARY_DIR}/banks.html
+  OUTPUT "dtcm +128.00 KiB")

@@ -13,7 +13,7 @@ if(DEFINED MEMLEDGER_CORPUS_DIR)
 else()
   set(_memledger_report_corpus "${PROJECT_BINARY_DIR}/corpus")
 endif()
-foreach(case teaching teaching-C compare optimize resnet18)
+foreach(case teaching teaching-C compare optimize resnet18 banks)
   add_test(NAME report.browser.${case}
            COMMAND ${MEMLEDGER_BROWSER_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/browser_test.py
                    --memledger $<TARGET_FILE:memledger_cli> --out ${CMAKE_CURRENT_BINARY_DIR}/browser

@@ -62,6 +62,11 @@ TEST(DeviceBanks, ParsesEveryField) {
   EXPECT_EQ(to_toml(again), to_toml(p));
   ASSERT_EQ(again.banks.size(), 3u);
   EXPECT_DOUBLE_EQ(again.banks[1].access_cost, 4.0);
+  EXPECT_DOUBLE_EQ(p.cycles_per_mac, 1.0);  // the default
+  const DeviceProfile fast = parse_device_profile(std::string("cycles_per_mac = 0.25\n") + kTwoBanks, "dev.toml");
+  EXPECT_DOUBLE_EQ(fast.cycles_per_mac, 0.25);
+  EXPECT_DOUBLE_EQ(parse_device_profile(to_toml(fast), "again.toml").cycles_per_mac, 0.25);
+  EXPECT_NE(describe_profile(fast).find("0.25 cycles per MAC"), std::string::npos);
 }
 
 TEST(DeviceBanks, StrictValidationNamesTheKey) {
@@ -101,6 +106,9 @@ TEST(DeviceBanks, StrictValidationNamesTheKey) {
                 .find("key 'banks[0].holds': a read-only bank holds only constants"),
             std::string::npos);
   EXPECT_NE(parse_error(head + "banks = 3\n").find("key 'banks': expected tables [[banks]]"), std::string::npos);
+  EXPECT_NE(parse_error(head + "cycles_per_mac = 0\n").find("key 'cycles_per_mac': 0 must be greater than zero"),
+            std::string::npos);
+  EXPECT_NE(parse_error(head + "cycles_per_mac = \"fast\"\n").find("key 'cycles_per_mac'"), std::string::npos);
 }
 
 // The boards' maps as their reference manuals give them (see builtin_profiles.cpp).
@@ -112,10 +120,10 @@ TEST(DeviceBanks, BuiltinBoards) {
     return sum;
   };
   const DeviceProfile h7 = builtin_profile("stm32h743");
-  EXPECT_EQ(h7.banks.size(), 7u);
+  EXPECT_EQ(h7.banks.size(), 8u);
   EXPECT_EQ(total(h7, false), (128 + 512 + 128 + 128 + 32 + 64) * 1024);
-  EXPECT_EQ(total(h7, true), 2 * 1024 * 1024);
-  EXPECT_EQ(h7.capacity_bytes, 128 * 1024);  // DTCM
+  EXPECT_EQ(total(h7, true), (2 + 64) * 1024 * 1024);  // internal flash, the board's Quad-SPI flash
+  EXPECT_EQ(h7.capacity_bytes, 128 * 1024);            // DTCM
   EXPECT_EQ(total(builtin_profile("stm32f746"), false), (64 + 240 + 16) * 1024);
   EXPECT_EQ(total(builtin_profile("rp2040"), false), 264 * 1024);
   EXPECT_EQ(total(builtin_profile("nrf52840"), false), 256 * 1024);
@@ -131,7 +139,10 @@ TEST(DeviceBanks, BuiltinBoards) {
     const DeviceProfile p = builtin_profile(name);
     EXPECT_EQ(p.constants, ConstantResidency::kExternal) << name;
     EXPECT_TRUE(p.banks.back().read_only) << name;  // weights in flash, read in place
+    EXPECT_LT(p.cycles_per_mac, 10.0) << name;      // each board states its compute
   }
+  EXPECT_DOUBLE_EQ(h7.cycles_per_mac, 0.5);                                   // SMLAD: two MACs a cycle
+  EXPECT_LT(builtin_profile("ethos-u55").cycles_per_mac, h7.cycles_per_mac);  // an NPU
 }
 
 }  // namespace

@@ -87,7 +87,7 @@ TEST(DeviceProfile, StrictValidationNamesKeyAndLine) {
   EXPECT_EQ(parse_error("name = \"x\"\ncapcity_bytes = 3\n"),
             "dev.toml:2: unknown key 'capcity_bytes' (known: name, "
             "capacity_bytes, alignment_bytes, layout, aligned_run, "
-            "unit_inner_merge, storage, constants, inputs, [dma], [ops.NAME], [[banks]])");
+            "unit_inner_merge, storage, constants, inputs, cycles_per_mac, [dma], [ops.NAME], [[banks]])");
   EXPECT_NE(parse_error("name = \"x\"\nconstants = \"flash\"\n")
                 .find("dev.toml:2: key 'constants': 'flash' is not one of: just_in_time, resident, external"),
             std::string::npos);

@@ -81,7 +81,7 @@ TEST(FitStrategy, TheScriptNamesTheEntryOfEachStepInTheTablesOrder) {
     while (at < table.size() && table[at].name != step.strategy) ++at;
     ASSERT_LT(at, table.size()) << "step '" << to_string(step.kind) << "' names '" << step.strategy
                                 << "', not a later entry of the table";
-    EXPECT_EQ(step.traffic_bytes, 0);  // no strategy moves bytes to a slower memory yet
+    EXPECT_EQ(step.traffic_bytes, 0);  // one arena: nothing moves to a slower bank
   }
   EXPECT_EQ(fit.steps.front().strategy, "layer_by_layer");
   EXPECT_EQ(fit.steps[3].strategy, "patches");

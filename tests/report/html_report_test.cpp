@@ -7,6 +7,8 @@
 
 #include <regex>
 
+#include "memledger/onnx/import.h"
+#include "memledger/plan/banked_plan.h"
 #include "memledger/teaching/variants.h"
 
 namespace memledger {
@@ -129,6 +131,39 @@ TEST(HtmlReport, CompareSideBySideOnOneScale) {
     boxes.push_back((*it)[2]);
   ASSERT_EQ(boxes.size(), 2u);
   EXPECT_EQ(boxes[0], boxes[1]);
+}
+
+// A plan across banks: one lane (svg#arena-bank-K) per bank that holds a buffer, every
+// buffer drawn once in its bank's lane at its offset from the bank's base, the table of banks.
+TEST(HtmlReport, BankedPlanHasALanePerBank) {
+  const Graph g = import_onnx_file(MEMLEDGER_SOURCE_DIR "/tests/data/onnx/randwire_ws_n10_s3.onnx");
+  const DeviceProfile p = parse_device_profile(
+      "name = \"two\"\nalignment_bytes = 16\nlayout = \"NHWC\"\nstorage = \"int8\"\nconstants = \"external\"\n"
+      "[[banks]]\nname = \"tcm\"\ncapacity_bytes = 8192\nholds = [\"activations\", \"workspaces\"]\n"
+      "[[banks]]\nname = \"sram\"\ncapacity_bytes = 1048576\naccess_cost = 4\n"
+      "[[banks]]\nname = \"flash\"\ncapacity_bytes = 1048576\naccess_cost = 6\nread_only = true\n",
+      "two.toml");
+  const MemoryPlan plan = plan_memory_banked(g, p);
+  ASSERT_TRUE(plan.banked && plan.fits);
+  const std::string page = plan_report_html(g, plan, p, "randwire");
+  int placed = 0;
+  for (size_t i = 0; i < plan.liveness.buffers.size(); ++i) {
+    const int bank = plan.banked->bank_of[i];
+    if (bank < 0) continue;
+    ++placed;
+    const LiveBuffer& b = plan.liveness.buffers[i];
+    EXPECT_NE(page.find("data-name=\"" + b.name + "\""), std::string::npos) << b.name;
+    EXPECT_NE(page.find("data-offset=\"" + std::to_string(plan.offsets[i]) + "\""), std::string::npos) << b.name;
+  }
+  EXPECT_EQ(count(page, "<rect class=\"buf "), placed);
+  for (size_t k = 0; k < plan.banked->banks.size(); ++k) {
+    const bool used = !plan.banked->solution.banks[k].problem.buffers.empty();
+    EXPECT_EQ(page.find("id=\"arena-bank-" + std::to_string(k) + "\"") != std::string::npos, used) << k;
+    EXPECT_NE(page.find("<tr data-bank=\"" + plan.banked->banks[k].name + "\""), std::string::npos) << k;
+  }
+  EXPECT_GT(count(page, "class=\"bank\""), 1);  // the small tcm spills into the sram
+  EXPECT_NE(page.find("data-fits=\"true\""), std::string::npos);
+  EXPECT_NE(page.find("across the 3 banks of "), std::string::npos);
 }
 
 }  // namespace

@@ -34,9 +34,9 @@ void run_plan(const PlanArgs& args, int& exit_code) {
   if (!args.c_header_path.empty()) outputs.declare(args.c_header_path, "--emit-c");
   if (!args.tflite_path.empty()) outputs.declare(args.tflite_path, "--emit-tflite");
   const DeviceProfile profile = device_from_flag(args.device);
-  if (!profile.banks.empty() && (!args.csv_path.empty() || !args.html_path.empty()))
-    fail("{}: device '{}' has banks; the banked plan is in the text, --json and --emit-c outputs",
-         args.csv_path.empty() ? "--html" : "--csv", profile.name);
+  if (!profile.banks.empty() && !args.csv_path.empty())
+    fail("--csv: device '{}' has banks; the banked plan is in the text, --json, --html and --emit-c outputs",
+         profile.name);
   const ScheduleKind schedule_kind = parse_flag("--schedule", [&] { return parse_schedule_kind(args.schedule); });
   ModelFile model = load_model_file(args.model);
   if (!args.tflite_path.empty() && model.format != ModelFormat::kTflite)

@@ -101,7 +101,7 @@ void run_command(const RunCommandOptions& o, int& exit_code) {
     ArenaCheckOptions& arena = run.arena.emplace();
     arena.device = o.fit ? fit_profile(device_from_flag(o.device), o.fit_options) : device_from_flag(o.device);
     arena.exec = run.exec;
-    if (o.fit) arena.fit = fit_options(graph, o.fit_options, false);
+    if (o.fit) arena.fit = fit_options(graph, arena.device, o.fit_options, false);
     arena.schedule = parse_flag("--schedule", [&] { return parse_schedule_kind(o.schedule); });
   }
   std::optional<Graph> other;

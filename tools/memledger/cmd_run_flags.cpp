@@ -67,7 +67,7 @@ void register_run(CLI::App& app, int& exit_code) {
                         "the fast kernels plan that graph with their own contracts");
   fit->needs(arena)->excludes(schedule);
   add_fit_options(command, options->fit_options);
-  for (const char* name : {"--capacity", "--patch", "--inner-patch", "--time-budget"})
+  for (const char* name : {"--capacity", "--patch", "--inner-patch", "--time-budget", "--prefer"})
     command->get_option(name)->needs(fit);
   command->callback([options, &exit_code] { run_command(*options, exit_code); });
 }

@@ -17,19 +17,35 @@ void add_fit_options(CLI::App* command, FitCliOptions& options) {
   command->add_option("--time-budget", options.time_budget, "seconds each exact placement may search")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  command
+      ->add_option("--prefer", options.prefer,
+                   "on a device with banks, which plan that fits wins: cheapest (extra MACs and slow-bank traffic "
+                   "weighed in cycles; the default), patches (no slow-bank traffic wherever patches reach it) or "
+                   "spill (slower banks before any extra MAC)")
+      ->check(CLI::IsMember({"cheapest", "patches", "spill"}));
 }
 
 DeviceProfile fit_profile(DeviceProfile profile, const FitCliOptions& options) {
   if (options.capacity) {
     if (*options.capacity < 0) fail("--capacity {}: expected a number of bytes > 0", *options.capacity);
+    if (!profile.banks.empty())
+      fail("--capacity: device '{}' has banks; each bank's capacity_bytes is in its profile", profile.name);
     profile.capacity_bytes = *options.capacity;
     profile.source += fmt::format(", capacity from --capacity");
   }
   return profile;
 }
 
-FitOptions fit_options(const Graph& graph, const FitCliOptions& options, bool all_steps) {
+FitOptions fit_options(const Graph& graph, const DeviceProfile& profile, const FitCliOptions& options, bool all_steps) {
   FitOptions fit{.placement = {.time_budget_seconds = options.time_budget}, .all_steps = all_steps};
+  if (!options.prefer.empty()) {
+    if (profile.banks.empty())
+      fail("--prefer {}: device '{}' is one arena; --prefer weighs spills to slower banks against patches",
+           options.prefer, profile.name);
+    fit.prefer = options.prefer == "patches" ? FitPreference::kPatches
+                 : options.prefer == "spill" ? FitPreference::kSpill
+                                             : FitPreference::kCheapest;
+  }
   if (!options.patch.empty()) fit.patch = parse_flag("--patch", [&] { return parse_patch_spec(graph, options.patch); });
   if (!options.inner_patch.empty())
     fit.inner_patch = parse_flag("--inner-patch", [&] { return parse_patch_spec(graph, options.inner_patch); });
@@ -37,7 +53,7 @@ FitOptions fit_options(const Graph& graph, const FitCliOptions& options, bool al
 }
 
 FitResult run_fit(const Graph& graph, const DeviceProfile& profile, const FitCliOptions& options, bool all_steps) {
-  return fit_model(graph, profile, fit_options(graph, options, all_steps));
+  return fit_model(graph, profile, fit_options(graph, profile, options, all_steps));
 }
 
 }  // namespace memledger::cli

@@ -17,6 +17,7 @@ struct FitCliOptions {
   std::string patch;                // RxC@VALUE, or empty: search
   std::string inner_patch;          // RxC@VALUE inside each of patch's patches, or empty
   double time_budget = 2.0;
+  std::string prefer;  // cheapest, patches or spill (devices with banks); empty: cheapest
 };
 
 void add_fit_options(CLI::App* command, FitCliOptions& options);
@@ -24,8 +25,8 @@ void add_fit_options(CLI::App* command, FitCliOptions& options);
 // The profile with --capacity applied.
 DeviceProfile fit_profile(DeviceProfile profile, const FitCliOptions& options);
 
-// The library's options from the flags (all_steps as given).
-FitOptions fit_options(const Graph& graph, const FitCliOptions& options, bool all_steps);
+// The library's options from the flags (all_steps as given) for `profile` (fit_profile's).
+FitOptions fit_options(const Graph& graph, const DeviceProfile& profile, const FitCliOptions& options, bool all_steps);
 // fit_model with these options.
 FitResult run_fit(const Graph& graph, const DeviceProfile& profile, const FitCliOptions& options, bool all_steps);
 

@@ -85,6 +85,10 @@ struct DeviceProfile {
   // present, capacity_bytes is the first bank holding activations (what a one-arena stage
   // such as fit or the simulator sees) and every buffer is placed by the banked planner.
   std::vector<MemoryBank> banks;
+  // Cycles one multiply-accumulate takes on the device's compute (0.5: two per cycle, as a
+  // Cortex-M7's dual 16-bit MAC). With banks, fit weighs a patch's extra MACs against a
+  // spill's slow-bank traffic (access_cost: cycles per byte) in these cycles.
+  double cycles_per_mac = 1.0;
   std::string source;  // "built-in" or the file it was read from
 
   LayoutRules layout_rules() const { return {alignment_bytes, aligned_run, unit_inner_merge}; }

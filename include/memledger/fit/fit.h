@@ -48,6 +48,17 @@
 
 namespace memledger {
 
+// On a device with [[banks]] every candidate is planned across the banks, so a plan may fit by
+// spilling buffers to slower banks (slow-bank traffic) where another fits by patches (extra
+// MACs). Both are weighed in the device's cycles: extra MACs × cycles_per_mac, and each
+// slow-bank byte × its cost above the fastest bank's (plan/banked_plan.h, slow_bank_traffic).
+enum class FitPreference {
+  kCheapest,  // the fewest cycles of the two
+  kPatches,   // a plan without slow-bank traffic wherever one fits, however many MACs it adds
+  kSpill,     // the first plan that fits without extra MACs: the patch strategies run only when none does
+};
+std::string_view to_string(FitPreference preference);
+
 struct FitOptions {
   PlacementOptions placement;
   // Force one patch grid (`--patch RxC@VALUE`) instead of searching; an Error when it cannot
@@ -70,6 +81,8 @@ struct FitOptions {
   // at the first step that fits; the plan stays that first one.
   bool all_steps = false;
   double schedule_time_budget_seconds = 2.0;
+  // On a device with banks: which plan that fits wins (`fit --prefer`).
+  FitPreference prefer = FitPreference::kCheapest;
 };
 
 enum class FitStepKind {
@@ -90,8 +103,14 @@ struct FitStep {
   std::string detail;  // what the step did: the schedule's method, the patch grid and split
   int64_t peak_live_bytes = 0;
   int64_t arena_bytes = 0;
-  int64_t extra_macs = 0;     // over the model's own MACs
-  int64_t traffic_bytes = 0;  // moved to and from a slower memory (bank spills); 0 for steps 1–7
+  int64_t extra_macs = 0;  // over the model's own MACs
+  // On a device with banks: bytes read and written in banks slower than the fastest one that
+  // holds activations (spills), and what they cost beyond it in cycles; 0 without banks.
+  int64_t traffic_bytes = 0;
+  double spill_cycles = 0;
+  // extra_macs × the profile's cycles_per_mac + spill_cycles: what the step's plan costs
+  // the device beyond the model's own work. fit weighs steps by it on a device with banks.
+  double cost_cycles = 0;
   double planning_seconds = 0;
   bool fits = false;          // arena within the capacity
   bool kept = false;          // it lowered peak-live, so later steps build on it
@@ -131,6 +150,7 @@ struct FitResult {
   std::optional<FitPatches> patches;
   int64_t model_macs = 0;
   bool fits = false;
+  FitPreference prefer = FitPreference::kCheapest;  // the options' (on a device with banks)
 
   const FitStep& best() const;  // the last kept step (the one the plan is of)
 };

@@ -37,7 +37,13 @@ struct FitState {
   FitState(const Graph& model, const DeviceProfile& profile, const FitOptions& options);
   // The plan kept so far fits and later steps need not be measured (FitOptions::all_steps).
   // Never before the first step: a default MemoryPlan counts as fitting.
-  bool done() const { return !result.steps.empty() && result.plan.fits && !options.all_steps; }
+  // With banks a plan that fits by spilling may still be beaten by patches: done once a step
+  // fits without slow-bank traffic, once the kept plan fits with patches (later patch
+  // strategies add MACs) unless patches are preferred, or at once when the user prefers
+  // spills (FitPreference::kSpill).
+  bool done() const;
+  // A step fitted without slow-bank traffic (measured, kept or not).
+  bool fitted_without_spill = false;
   const Graph& base();  // patch_base, taken from the kept graph on first use
 };
 
@@ -75,8 +81,14 @@ std::span<const FitStrategy> fit_strategies();
 
 // The one rule: an attempt is kept when it is the first step, when its strategy is forced,
 // or when the plan kept so far does not fit and the attempt lowers peak-live (or, costing
-// nothing, leaves it where it was).
-bool keeps_attempt(const FitResult& so_far, const FitAttempt& attempt, bool forced);
+// nothing, leaves it where it was). Planned across banks, an attempt that fits is kept over
+// a kept plan that does not, and over one that fits when it costs fewer cycles by `prefer`'s
+// order (FitPreference).
+bool keeps_attempt(const FitResult& so_far, const FitAttempt& attempt, bool forced,
+                   FitPreference prefer = FitPreference::kCheapest);
+// Whether step a costs less than step b by the preference's order: the cycles, after (for
+// kPatches) whether it spills at all or (for kSpill) whether it adds MACs; then peak-live.
+bool cheaper_step(const FitStep& a, const FitStep& b, FitPreference prefer);
 
 // The candidate `graph` planned under the state's profile and placement, as an attempt of
 // `kind` with `detail` and `extra_macs`.
