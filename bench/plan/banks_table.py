@@ -6,6 +6,15 @@ its lower bound, and whether one bank alone (the board's first, fastest bank for
 could hold the peak-live -- the single-bank planning of before.
 
   bench/plan/banks_table.py BUILD/memledger CORPUS_DIR [MODEL ...]
+
+With --fit (issue 37, item 5): `memledger fit` on each model and board instead, three ways --
+the default (extra MACs and slow-bank traffic weighed in the board's cycles), --prefer spill and
+--prefer patches (fit with patches only, as far as patches reach) -- and per row the step kept,
+the bytes per bank, the slow-bank traffic and the cycles it costs (a patches row with no slow
+traffic is the one-arena fit of before, into the fastest bank alone). Models are CORPUS_DIR/<name>.onnx or, for the
+int8 corpus, <name>.int8.onnx.
+
+  bench/plan/banks_table.py --fit BUILD/memledger INT8_CORPUS_DIR [MODEL ...]
 """
 import json
 import os
@@ -17,7 +26,60 @@ import time
 BOARDS = ["stm32h743", "stm32f746", "esp32s3", "rp2040", "nrf52840", "ethos-u55"]
 
 
+def model_path(corpus, model):
+    for name in (model + ".int8.onnx", model + ".onnx"):
+        if os.path.exists(os.path.join(corpus, name)):
+            return os.path.join(corpus, name)
+    return None
+
+
+def fit_row(cli, path, board, prefer, tmp):
+    out = os.path.join(tmp, "fit.json")
+    args = [cli, "fit", path, "--device", board, "--time-budget", "1", "--json", out]
+    if prefer:
+        args += ["--prefer", prefer]
+    start = time.time()
+    run = subprocess.run(args, capture_output=True, text=True)
+    seconds = time.time() - start
+    if run.returncode not in (0, 3):
+        return None, run.stderr.strip()[:80], seconds
+    return json.load(open(out)), "", seconds
+
+
+def fit_table(cli, corpus, models):
+    models = models or ["mobilenet_v2", "mnasnet1_0", "resnet18", "efficientnet_b0"]
+    print("| model | board | fit | fits | kept | peak-live | bytes per bank (writable) | slow traffic | extra MACs "
+          "| cycles | s |")
+    print("|---|---|---|---|---|---:|---|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for model in models:
+            path = model_path(corpus, model)
+            if not path:
+                continue
+            for board in BOARDS:
+                for prefer in ("", "spill", "patches"):
+                    report, error, seconds = fit_row(cli, path, board, prefer, tmp)
+                    label = prefer or "cheapest"
+                    if report is None:
+                        print(f"| {model} | {board} | {label} | error | {error} |||||||")
+                        continue
+                    fit = report["fit"]
+                    kept = [s for s in fit["steps"] if s["kept"]][-1]
+                    banks = report["banks"]["banks"]
+                    per_bank = ", ".join(f"{b['name']} {b['arena_bytes']}" for b in banks
+                                         if b["buffer_count"] and not b["read_only"])
+                    macs = 100.0 * kept["extra_macs"] / fit["model_macs"] if fit["model_macs"] else 0
+                    print(f"| {model} | {board} | {label} | {'yes' if fit['fits'] else 'NO'} | {kept['step']} | "
+                          f"{kept['peak_live_bytes']} | {per_bank} | {kept['slow_traffic_bytes']} | {macs:+.1f} % | "
+                          f"{kept['cost_cycles'] / 1e6:.1f} M | {seconds:.1f} |")
+                    if prefer == "" and not fit["fits"]:
+                        break  # the preferences cannot fit what the cheapest search cannot
+
+
 def main():
+    if sys.argv[1] == "--fit":
+        fit_table(sys.argv[2], sys.argv[3], sys.argv[4:])
+        return
     cli, corpus = sys.argv[1], sys.argv[2]
     models = sys.argv[3:] or ["mobilenet_v2", "resnet18", "squeezenet1_0", "shufflenet_v2_x1_0"]
     print("| model | board | fits | peak-live | bytes per bank (arena) | traffic / lower bound | one bank holds it | s |")

@@ -93,8 +93,7 @@ PassResult fuse_affine(Graph& graph, const PassOptions&) {
   PassResult result;
   const std::vector<NodeId> order = graph.order();
   for (NodeId id : order) {
-    const auto& live = graph.order();
-    if (std::find(live.begin(), live.end(), id) == live.end()) continue;
+    if (!graph.is_live(id)) continue;  // erased by an earlier fusion (a scan of the order was O(n²))
     if (fuse_mul_add(graph, id) || fuse_batchnorm(graph, id)) ++result.nodes_rewritten;
   }
   return result;
