@@ -62,6 +62,11 @@ memledger_cli_test(run_unknown_kernels ARGS run ${onnx_data}/conv_bn_relu.onnx -
   OUTPUT "--kernels")
 memledger_cli_test(run_repeat_prints_median ARGS run ${onnx_data}/conv_bn_relu.onnx --repeat 5 --threads 2
   OUTPUT "latency: 5 runs after a warm-up: median [0-9.]+ ms, min [0-9.]+, max [0-9.]+" "oneDNN, 2 threads")
+# --threads 0: every core; the arena planned with those threads' declared workspaces.
+memledger_cli_test(run_threads_every_core ARGS run ${onnx_data}/conv_bn_relu.onnx --threads 0 --arena
+  OUTPUT "oneDNN, [1-9][0-9]* threads?\\)" "guard violations: 0" "bit-identical")
+memledger_cli_test(run_threads_negative_refused ARGS run ${onnx_data}/conv_bn_relu.onnx --threads -1 EXIT_CODE 2
+  OUTPUT "--threads")
 memledger_cli_test(run_repeat_zero_refused ARGS run ${onnx_data}/conv_bn_relu.onnx --repeat 0 EXIT_CODE 2
   OUTPUT "--repeat")
 memledger_cli_test(run_arena_fast_kernels_timed ARGS run ${onnx_data}/conv_bn_relu.onnx --arena --repeat 3

@@ -9,9 +9,11 @@
 // the kernel set (fast: oneDNN where it takes a node), --threads its threads, --repeat times N runs.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "cmd_run.h"
 #include "device_option.h"
@@ -37,9 +39,15 @@ std::string serialize_tensor(const std::string& path, const Tensor& t, const std
   return is_tensor_proto_path(path) ? serialize_tensor_proto(t, name) : serialize_npy(t);
 }
 
+// --threads 0: every core the machine reports (one when it reports none).
+int thread_count(int asked) {
+  if (asked > 0) return asked;
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
 ExecOptions exec_options(const RunCommandOptions& o) {
   return {.kernels = *parse_kernel_set(o.kernels),
-          .threads = o.threads,
+          .threads = thread_count(o.threads),
           .prepack_weights = !o.no_prepack,
           .max_memory_bytes = o.max_memory};
 }

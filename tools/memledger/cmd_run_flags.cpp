@@ -41,8 +41,11 @@ void register_run(CLI::App& app, int& exit_code) {
   command->add_option("--kernels", options->kernels, "fast (oneDNN where it takes a node) or reference")
       ->check(CLI::IsMember({"fast", "reference"}))
       ->capture_default_str();
-  command->add_option("--threads", options->threads, "threads of the fast kernels")
-      ->check(CLI::Range(1, 1024))
+  command
+      ->add_option(
+          "--threads", options->threads,
+          "threads of the fast kernels' oneDNN primitives (the fast set's own loops run on one); 0: every core")
+      ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   command->add_flag("--no-prepack", options->no_prepack,
                     "fast kernels: reorder blocked weights on every run into the declared workspace instead of "

@@ -170,9 +170,10 @@ TEST(Banked, ExactBeatsHeuristicAndBoundHolds) {
   std::sort(ratios.begin(), ratios.end());
   double mean = 0;
   for (double r : ratios) mean += r / static_cast<double>(ratios.size());
-  std::printf("heuristic / exact traffic over %d cases: mean %.4f, median %.4f, 90th percentile %.4f, worst %.4f; "
-              "exact lower in %d\n",
-              cases, mean, ratios[ratios.size() / 2], ratios[ratios.size() * 9 / 10], ratios.back(), exact_better);
+  std::printf(
+      "heuristic / exact traffic over %d cases: mean %.4f, median %.4f, 90th percentile %.4f, worst %.4f; "
+      "exact lower in %d\n",
+      cases, mean, ratios[ratios.size() / 2], ratios[ratios.size() * 9 / 10], ratios.back(), exact_better);
   EXPECT_LE(mean, 1.10);
   RecordProperty("exact_better", exact_better);
   RecordProperty("cases", cases);
