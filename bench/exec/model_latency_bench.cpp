@@ -10,14 +10,16 @@
 // loaded machine wall time mostly measures the wait for a core).
 //
 //   model_latency_bench [--rounds R] [--runs N] [--models a,b,...] [--configs fast,arena,...]
-//                       [--baseline OTHER_BENCH]
+//                       [--baseline OTHER_BENCH] [--threads T]
 //   model_latency_bench --profile MODEL.onnx INPUT.npy fast|arena|arena-stretched|reference RUNS [TOP]
 //   corpus from $MEMLEDGER_CORPUS_DIR or ./corpus
 // --baseline adds the configuration "baseline": OTHER_BENCH (this benchmark built from an
 // older commit) runs the fast kernels in its own child, in the same rounds, so an old and a
 // new build are compared side by side under the same load. "arena-stretched" (an experiment
 // on the placement's address bits, see stretch()) has no column: its medians are in the
-// comment line after each row, with every configuration's.
+// comment line after each row, with every configuration's. --threads T (default 1) runs
+// memledger's fast kernels and onnxruntime (intraOpNumThreads) on T threads; then the table's
+// figures are wall-time medians (CPU time sums the threads).
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,12 +91,12 @@ struct Configured {
 
 // The child: one configuration of memledger (fast, fast-no-prepack, reference, arena), N
 // timed runs after a warm-up.
-int child(const std::string& model, const std::string& input, const std::string& mode, int runs) {
+int child(const std::string& model, const std::string& input, const std::string& mode, int runs, int threads) {
   const Graph graph = import_onnx_file(model);
   const std::vector<Tensor> inputs{read_tensor_file(input).tensor};
   Configured c(graph, mode,
                {.kernels = mode == "reference" ? KernelSet::kReference : KernelSet::kFast,
-                .threads = 1,
+                .threads = threads,
                 .prepack_weights = mode != "fast-no-prepack"});
   Executor& executor = c.executor;
   std::vector<Tensor>& outputs = c.outputs;
@@ -260,7 +262,7 @@ Sample run_child(const std::vector<std::string>& argv) {
 }
 
 int bench(int argc, char** argv) {
-  int rounds = 3, runs = 15;
+  int rounds = 3, runs = 15, threads = 1;
   std::string baseline;
   std::vector<std::string> configs{"fast", "reference", "arena", "ort"};
   std::vector<std::string> models{"resnet18",           "mobilenet_v2",    "squeezenet1_0",
@@ -281,6 +283,8 @@ int bench(int argc, char** argv) {
       for (std::string c; std::getline(list, c, ',');) configs.push_back(c);
     } else if (flag == "--baseline") {
       baseline = argv[i + 1];
+    } else if (flag == "--threads") {
+      threads = std::max(1, std::atoi(argv[i + 1]));
     } else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
@@ -310,18 +314,19 @@ int bench(int argc, char** argv) {
     std::map<std::string, long> rss;
     for (int round = 0; round < rounds; ++round)
       for (const std::string& config : configs) {
-        const Sample s =
-            config == "ort"
-                ? run_child({"node", script.string(), model.string(), "/tmp/memledger_bench_ort",
-                             input_name + "=" + input.string(), "--repeat", std::to_string(runs), "--optimize"})
-            : config == "baseline"
-                ? run_child({baseline, "--child", model.string(), input.string(), "fast", std::to_string(runs)})
-                : run_child({self, "--child", model.string(), input.string(), config, std::to_string(runs)});
+        const Sample s = config == "ort"
+                             ? run_child({"node", script.string(), model.string(), "/tmp/memledger_bench_ort",
+                                          input_name + "=" + input.string(), "--repeat", std::to_string(runs),
+                                          "--optimize", "--threads", std::to_string(threads)})
+                         : config == "baseline" ? run_child({baseline, "--child", model.string(), input.string(),
+                                                             "fast", std::to_string(runs), std::to_string(threads)})
+                                                : run_child({self, "--child", model.string(), input.string(), config,
+                                                             std::to_string(runs), std::to_string(threads)});
         if (s.cpu_ms < 0) {
           std::fprintf(stderr, "%s %s failed\n", name.c_str(), config.c_str());
           continue;
         }
-        cpu[config].push_back(s.cpu_ms);
+        cpu[config].push_back(threads > 1 ? s.wall_ms : s.cpu_ms);  // the table's figure
         wall[config].push_back(s.wall_ms);
         rss[config] = std::max(rss[config], s.peak_rss_kib);
         std::fprintf(stderr, "%s round %d %-9s cpu %.2f ms wall %.2f ms rss %ld KiB\n", name.c_str(), round,
@@ -358,8 +363,8 @@ int main(int argc, char** argv) {
   try {
     if (argc >= 6 && std::string(argv[1]) == "--profile")
       return memledger::profile(argv[2], argv[3], argv[4], std::atoi(argv[5]), argc > 6 ? std::atoi(argv[6]) : 20);
-    if (argc == 6 && std::string(argv[1]) == "--child")
-      return memledger::child(argv[2], argv[3], argv[4], std::atoi(argv[5]));
+    if ((argc == 6 || argc == 7) && std::string(argv[1]) == "--child")
+      return memledger::child(argv[2], argv[3], argv[4], std::atoi(argv[5]), argc == 7 ? std::atoi(argv[6]) : 1);
     return memledger::bench(argc, argv);
   } catch (const memledger::Error& e) {
     std::fprintf(stderr, "model_latency_bench: %s\n", e.what());

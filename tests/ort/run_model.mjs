@@ -1,9 +1,9 @@
-// Runs an ONNX model in onnxruntime (CPU, one thread, graph optimisations as asked) on
+// Runs an ONNX model in onnxruntime (CPU, one thread or --threads N, graph optimisations as asked) on
 // inputs from .npy or TensorProto .pb files and writes every output as OUT_DIR/<name>.npy:
 // the independent reference memledger's outputs are compared with.
 //
 //   node tests/ort/run_model.mjs MODEL.onnx OUT_DIR [NAME=FILE ...] [--repeat N] [--optimize]
-//                                [--optimized-model FILE]
+//                                [--optimized-model FILE] [--threads N]
 //
 // --optimized-model FILE writes the graph onnxruntime runs after its optimisations (with
 // --optimize: a QDQ model's DQ -> op -> Q groups fused into QLinearConv, QGemm, ...).
@@ -100,10 +100,11 @@ function writeNpy(file, tensor) {
 
 const args = process.argv.slice(2);
 const positional = [], named = {};
-let repeat = 0, optimize = false, optimizedModel = null;
+let repeat = 0, optimize = false, optimizedModel = null, threads = 1;
 for (let i = 0; i < args.length; ++i) {
   if (args[i] === "--repeat") repeat = Number(args[++i]);
   else if (args[i] === "--optimize") optimize = true;
+  else if (args[i] === "--threads") threads = Number(args[++i]);
   else if (args[i] === "--optimized-model") optimizedModel = args[++i];
   else if (args[i].includes("=") && positional.length >= 2) {
     const eq = args[i].indexOf("=");
@@ -112,12 +113,12 @@ for (let i = 0; i < args.length; ++i) {
 }
 if (positional.length !== 2) {
   console.error("usage: run_model.mjs MODEL.onnx OUT_DIR [NAME=FILE ...] [--repeat N] [--optimize] " +
-                "[--optimized-model FILE]");
+                "[--optimized-model FILE] [--threads N]");
   process.exit(2);
 }
 const [model, outDir] = positional;
 const session = await ort.InferenceSession.create(model, {
-  intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: "sequential",
+  intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: "sequential",
   graphOptimizationLevel: optimize ? "all" : "disabled",
   ...(optimizedModel ? { optimizedModelFilePath: optimizedModel } : {}),
 });
