@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "activation_functions.h"
@@ -18,39 +20,30 @@
 namespace memledger::exec {
 namespace {
 
-// ---- unary ----
-
-// `make(node)` reads the node's attributes once and returns the per-element function.
-template <typename Make>
-Kernel unary_float(Make make) {
-  return Kernel{
-      .check = [](const Graph& g, const Node& n) { return check_float_inputs(g, n, {0}); },
-      .run =
-          [make](KernelContext& ctx) {
-            const auto f = make(ctx.node);
-            const float* x = ctx.in(0).as<float>();
-            float* y = ctx.out().as<float>();
-            const int64_t count = ctx.out().elements();
-            for (int64_t i = 0; i < count; ++i) y[i] = f(x[i]);
-          },
-  };
+// A kernel table key "domain:op", built a piece at a time: one concatenating expression of
+// std::string temporaries trips GCC 12's -Warray-bounds once inlined here.
+std::string kernel_key(std::string_view domain, std::string_view op) {
+  std::string key(domain);
+  key += ':';
+  key += op;
+  return key;
 }
 
+// ---- unary ----
+
 void add_unary(KernelTable& t) {
-  // An activation without attributes.
-  auto add = [&](const char* op, auto f) {
-    t.emplace_back(std::string(":") + op, unary_float([f](const Node&) { return f; }));
-  };
-  auto add_with = [&](const char* op, auto make) { t.emplace_back(std::string(":") + op, unary_float(make)); };
-  add("Relu", [](float x) { return x > 0 ? x : 0.0f; });
-  add("Sigmoid", sigmoid);
-  add("Tanh", [](float x) { return std::tanh(x); });
-  add_with("HardSigmoid", [](const Node& n) {
-    const float alpha = n.float_attr("alpha", kHardSigmoidAlpha), beta = n.float_attr("beta", kHardSigmoidBeta);
-    return [alpha, beta](float x) { return hard_sigmoid(x, alpha, beta); };
-  });
+  // Every unary activation, its function from activation_functions.h (where the integer
+  // kernels find the same function to tabulate).
+  for (const char* op : activation_function_ops())
+    t.emplace_back(kernel_key("", op),
+                   Kernel{.check = [](const Graph& g, const Node& n) { return check_float_inputs(g, n, {0}); },
+                          .run =
+                              [](KernelContext& ctx) {
+                                activation_function(ctx.node)(ctx.in(0).as<float>(), ctx.out().as<float>(),
+                                                              ctx.out().elements());
+                              }});
   // x · gate(x), as Mul(x, gate(x)) rounds it: the gate's own function, one product.
-  t.emplace_back(std::string(kMemledgerDomain) + ":" + std::string(kSelfGatedOp),
+  t.emplace_back(kernel_key(kMemledgerDomain, kSelfGatedOp),
                  Kernel{.check = check_self_gated, .run = [](KernelContext& ctx) {
                           const float* x = ctx.in(0).as<float>();
                           float* y = ctx.out().as<float>();
@@ -63,25 +56,6 @@ void add_unary(KernelTable& t) {
                           const float beta = ctx.node.float_attr("beta", kHardSigmoidBeta);
                           for (int64_t i = 0; i < count; ++i) y[i] = x[i] * hard_sigmoid(x[i], alpha, beta);
                         }});
-  add("HardSwish", [](float x) { return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f)); });
-  add("Sqrt", [](float x) { return std::sqrt(x); });
-  add("Erf", [](float x) { return std::erf(x); });
-  add("Exp", [](float x) { return std::exp(x); });
-  add("Log", [](float x) { return std::log(x); });
-  add("Neg", [](float x) { return -x; });
-  add("Abs", [](float x) { return std::fabs(x); });
-  add("Reciprocal", [](float x) { return 1.0f / x; });
-  add("Floor", [](float x) { return std::floor(x); });
-  add("Ceil", [](float x) { return std::ceil(x); });
-  add_with("LeakyRelu", [](const Node& n) {
-    const float alpha = n.float_attr("alpha", 0.01f);
-    return [alpha](float x) { return x >= 0 ? x : alpha * x; };
-  });
-  add_with("Elu", [](const Node& n) {
-    const float alpha = n.float_attr("alpha", 1.0f);
-    return [alpha](float x) { return x >= 0 ? x : alpha * std::expm1(x); };
-  });
-  add("Softplus", [](float x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); });
 }
 
 // ---- Clip ----
@@ -324,14 +298,13 @@ void add_elementwise_kernels(KernelTable& t) {
   t.emplace_back(":Min", variadic_kernel([](auto a, auto b) { return std::min(a, b); }, false));
   t.emplace_back(":Sum", variadic_kernel([](auto a, auto b) { return a + b; }, false));
   t.emplace_back(":Mean", variadic_kernel([](auto a, auto b) { return a + b; }, true));
-  t.emplace_back(std::string(kMemledgerDomain) + ":" + std::string(kAffineOp),
-                 Kernel{
-                     .check =
-                         [](const Graph& g, const Node& n) {
-                           return check_float_inputs(g, n, {0, 1, 2});
-                         },
-                     .run = affine,
-                 });
+  t.emplace_back(kernel_key(kMemledgerDomain, kAffineOp), Kernel{
+                                                              .check =
+                                                                  [](const Graph& g, const Node& n) {
+                                                                    return check_float_inputs(g, n, {0, 1, 2});
+                                                                  },
+                                                              .run = affine,
+                                                          });
 }
 
 }  // namespace memledger::exec

@@ -105,21 +105,12 @@ std::string check_concat(const Graph& g, const Node& n) {
 
 using RealFunction = std::function<float(float)>;
 
-// The float function of an activation node other than Clip (whose bounds are its inputs).
+// The float function of an activation node other than Clip (whose bounds are its inputs):
+// the reference kernels' own (activation_functions.h).
 RealFunction node_function(const Node& n) {
-  if (n.op == "Relu") return [](float x) { return x > 0 ? x : 0.0f; };
-  if (n.op == "Sigmoid") return sigmoid;
-  if (n.op == "Tanh") return [](float x) { return std::tanh(x); };
-  if (n.op == "HardSwish") return [](float x) { return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f)); };
-  if (n.op == "HardSigmoid") {
-    const float alpha = n.float_attr("alpha", kHardSigmoidAlpha), beta = n.float_attr("beta", kHardSigmoidBeta);
-    return [alpha, beta](float x) { return hard_sigmoid(x, alpha, beta); };
-  }
-  if (n.op == "LeakyRelu") {
-    const float alpha = n.float_attr("alpha", 0.01f);
-    return [alpha](float x) { return x >= 0 ? x : alpha * x; };
-  }
-  fail("node {}: no integer activation {}", n.label(), n.op);
+  const ActivationFunction f = activation_function(n);
+  if (!f) fail("node {}: no integer activation {}", n.label(), n.op);
+  return f;
 }
 
 // The float function of an activation node; Clip reads its bounds from its inputs (float,
