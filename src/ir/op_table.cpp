@@ -224,6 +224,14 @@ struct Valued {
   FastKernel fast = FastKernel::kNone;
 };
 
+// Arithmetic with the operand that leaves the other as it is (x + 0, x · 1, x − 0, x / 1).
+struct Arithmetic {
+  std::string_view op;
+  ValueRule value;
+  FastKernel fast = FastKernel::kNone;
+  double identity_operand = kNoIdentityOperand;
+};
+
 using K = FastKernel;
 
 std::vector<OpRecord> make_table() {
@@ -288,12 +296,16 @@ std::vector<OpRecord> make_table() {
                        s::same));
 
   // Elementwise over broadcast operands.
-  for (auto [op, value, kernel] :
-       std::initializer_list<Valued>{{"Add", s::value_add, K::kBinary}, {"Mul", s::value_mul, K::kBinary}})
+  for (auto [op, value, kernel, identity] : std::initializer_list<Arithmetic>{{"Add", s::value_add, K::kBinary, 0.0},
+                                                                              {"Mul", s::value_mul, K::kBinary, 1.0}}) {
     t.push_back(integer(fast(shaped(commutative(broadcasting(op)), s::broadcast, value), kernel), kBinaryRequantizing));
-  for (auto [op, value, kernel] : std::initializer_list<Valued>{
-           {"Sub", s::value_sub, K::kBinary}, {"Div", s::value_div, K::kBinary}, {"Mod", s::value_mod}})
+    t.back().identity_operand = identity;
+  }
+  for (auto [op, value, kernel, identity] : std::initializer_list<Arithmetic>{
+           {"Sub", s::value_sub, K::kBinary, 0.0}, {"Div", s::value_div, K::kBinary, 1.0}, {"Mod", s::value_mod}}) {
     t.push_back(fast(shaped(broadcasting(op), s::broadcast, value), kernel));
+    t.back().identity_operand = identity;
+  }
   for (std::string_view op : {"PRelu", "BitShift"}) t.push_back(shaped(broadcasting(op), s::broadcast));
   // Comparisons and logic: the symmetric ones, then the orderings.
   for (auto [op, value, kernel] : std::initializer_list<Valued>{

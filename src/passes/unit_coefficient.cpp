@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "memledger/ir/affine.h"
+#include "memledger/ir/op_table.h"
 #include "rewrite.h"
 
 namespace memledger {
@@ -40,11 +41,12 @@ bool simplify_affine(Graph& graph, NodeId id, double tol) {
 bool simplify_binary(Graph& graph, NodeId id, double tol) {
   const Node& n = graph.node(id);
   if (!n.domain.empty() || n.inputs.size() != 2 || n.outputs.size() != 1) return false;
-  const double unit = n.op == "Mul" || n.op == "Div" ? 1.0 : (n.op == "Add" || n.op == "Sub" ? 0.0 : -1.0);
-  if (unit < 0) return false;
+  const OpRecord* r = find_op(n, graph.opset);
+  if (r == nullptr || r->identity_operand == kNoIdentityOperand) return false;
+  const double unit = r->identity_operand;
   const double t = unit == 1.0 ? tol : 0.0;
   for (size_t side = 0; side < 2; ++side) {
-    if (side == 0 && (n.op == "Div" || n.op == "Sub")) continue;  // 1/x and 0 − x are not x
+    if (side == 0 && !r->commutative) continue;  // 1/x and 0 − x are not x
     const Tensor* c = constant_of(graph, n.inputs[side]);
     if (c != nullptr && all_near(*c, unit, t)) return drop(graph, id, n.inputs[1 - side]);
   }

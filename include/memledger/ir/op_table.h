@@ -131,6 +131,9 @@ struct QLinearForm {
   int data_inputs = 2;
 };
 
+// OpRecord::identity_operand of an operator without one.
+inline constexpr double kNoIdentityOperand = -1.0;
+
 struct OpRecord;
 using WorkspaceRule = int64_t (*)(const Graph&, const Node&, const DeviceProfile&);
 using ContractRule = KernelContract (*)(const Graph&, const Node&, const DeviceProfile&);
@@ -152,6 +155,10 @@ struct OpRecord {
   // Its data operands may be swapped without changing the result (Add, Mul, Max, ...): a
   // kernel that wants the full-shape operand first may put it there.
   bool commutative = false;
+  // The constant operand that gives back the other one unchanged (x + 0, x · 1, x − 0, x / 1):
+  // as the second operand, or either one where commutative. kNoIdentityOperand: none.
+  // passes/unit_coefficient drops such nodes.
+  double identity_operand = kNoIdentityOperand;
   int channel_parameters_from = -1;  // channel-first ops: rank-1 inputs from here on are [C]
   WindowKind window = WindowKind::kNone;
   int weight_input = -1;            // a window operator's weights: [M, C/g, k...], or [C, M/g, k...] when transposed
