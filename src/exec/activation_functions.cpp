@@ -1,5 +1,7 @@
 #include "activation_functions.h"
 
+#include "memledger/ir/op_names.h"
+
 namespace memledger::exec {
 namespace {
 
@@ -28,7 +30,7 @@ float elu(float x, ActivationParams p) { return x >= 0 ? x : p.alpha * std::expm
 float softplus(float x, ActivationParams) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
 
 struct Entry {
-  const char* op;
+  std::string_view op;
   ActivationLoop loop;
   // The node's attributes read as alpha and beta, with their ONNX defaults; none: not read.
   const char* alpha_attr = nullptr;
@@ -38,23 +40,23 @@ struct Entry {
 };
 
 const Entry kEntries[] = {
-    {"Relu", loop_of<relu>},
-    {"Sigmoid", loop_of<sigmoid_of>},
-    {"Tanh", loop_of<tanh_of>},
-    {"HardSigmoid", loop_of<hard_sigmoid_of>, "alpha", kHardSigmoidAlpha, "beta", kHardSigmoidBeta},
-    {"HardSwish", loop_of<hard_swish>},
-    {"Sqrt", loop_of<sqrt_of>},
-    {"Erf", loop_of<erf_of>},
-    {"Exp", loop_of<exp_of>},
-    {"Log", loop_of<log_of>},
-    {"Neg", loop_of<neg>},
-    {"Abs", loop_of<abs_of>},
-    {"Reciprocal", loop_of<reciprocal>},
-    {"Floor", loop_of<floor_of>},
-    {"Ceil", loop_of<ceil_of>},
-    {"LeakyRelu", loop_of<leaky_relu>, "alpha", 0.01f},
-    {"Elu", loop_of<elu>, "alpha", 1.0f},
-    {"Softplus", loop_of<softplus>},
+    {op::kRelu, loop_of<relu>},
+    {op::kSigmoid, loop_of<sigmoid_of>},
+    {op::kTanh, loop_of<tanh_of>},
+    {op::kHardSigmoid, loop_of<hard_sigmoid_of>, "alpha", kHardSigmoidAlpha, "beta", kHardSigmoidBeta},
+    {op::kHardSwish, loop_of<hard_swish>},
+    {op::kSqrt, loop_of<sqrt_of>},
+    {op::kErf, loop_of<erf_of>},
+    {op::kExp, loop_of<exp_of>},
+    {op::kLog, loop_of<log_of>},
+    {op::kNeg, loop_of<neg>},
+    {op::kAbs, loop_of<abs_of>},
+    {op::kReciprocal, loop_of<reciprocal>},
+    {op::kFloor, loop_of<floor_of>},
+    {op::kCeil, loop_of<ceil_of>},
+    {op::kLeakyRelu, loop_of<leaky_relu>, "alpha", 0.01f},
+    {op::kElu, loop_of<elu>, "alpha", 1.0f},
+    {op::kSoftplus, loop_of<softplus>},
 };
 
 }  // namespace
@@ -69,9 +71,9 @@ ActivationFunction activation_function(const Node& n) {
   return {};
 }
 
-const std::vector<const char*>& activation_function_ops() {
-  static const std::vector<const char*> ops = [] {
-    std::vector<const char*> out;
+const std::vector<std::string_view>& activation_function_ops() {
+  static const std::vector<std::string_view> ops = [] {
+    std::vector<std::string_view> out;
     for (const Entry& e : kEntries) out.push_back(e.op);
     return out;
   }();

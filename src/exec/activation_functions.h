@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "memledger/ir/graph.h"
@@ -46,6 +47,6 @@ struct ActivationFunction {
 // bounds may be inputs, is its kernels' own).
 ActivationFunction activation_function(const Node& n);
 // The operators activation_function knows, in the order the reference kernels register them.
-const std::vector<const char*>& activation_function_ops();
+const std::vector<std::string_view>& activation_function_ops();
 
 }  // namespace memledger::exec

@@ -34,7 +34,7 @@ std::string kernel_key(std::string_view domain, std::string_view op) {
 void add_unary(KernelTable& t) {
   // Every unary activation, its function from activation_functions.h (where the integer
   // kernels find the same function to tabulate).
-  for (const char* op : activation_function_ops())
+  for (std::string_view op : activation_function_ops())
     t.emplace_back(kernel_key("", op),
                    Kernel{.check = [](const Graph& g, const Node& n) { return check_float_inputs(g, n, {0}); },
                           .run =

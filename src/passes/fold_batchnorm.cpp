@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "memledger/ir/op_names.h"
 #include "rewrite.h"
 
 namespace memledger {
@@ -14,14 +15,14 @@ using passes::constant_of;
 // W'[m] = W[m]·s[m], B'[m] = (B[m] − mean[m])·s[m] + β[m], s = γ/√(var + ε).
 bool fold(Graph& graph, NodeId bn_id) {
   const Node& bn = graph.node(bn_id);
-  if (!bn.domain.empty() || bn.op != "BatchNormalization" || bn.inputs.size() != 5 || bn.outputs.size() != 1)
+  if (!bn.domain.empty() || bn.op != op::kBatchNormalization || bn.inputs.size() != 5 || bn.outputs.size() != 1)
     return false;
   if (bn.int_attr("training_mode", 0) != 0) return false;
   const ValueId conv_out = bn.inputs[0];
   const NodeId conv_id = passes::producer_of(graph, conv_out);
   if (!conv_id.valid() || graph.is_graph_output(conv_out) || graph.consumers(conv_out).size() != 1) return false;
   const Node& conv = graph.node(conv_id);
-  if (!conv.domain.empty() || conv.op != "Conv" || conv.inputs.size() < 2) return false;
+  if (!conv.domain.empty() || conv.op != op::kConv || conv.inputs.size() < 2) return false;
   const Tensor* w = constant_of(graph, conv.inputs[1]);
   const Tensor* b = conv.inputs.size() > 2 ? constant_of(graph, conv.inputs[2]) : nullptr;
   if (w == nullptr || w->dtype() != DType::kFloat32 || (conv.inputs.size() > 2 && conv.inputs[2].valid() && !b))

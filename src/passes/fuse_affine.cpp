@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <vector>
 
 #include "affine_util.h"
+#include "memledger/ir/op_names.h"
 #include "rewrite.h"
 
 namespace memledger {
@@ -12,7 +14,7 @@ namespace {
 
 using passes::constant_of;
 
-bool plain(const Node& n, const char* op) { return n.domain.empty() && n.op == op && n.outputs.size() == 1; }
+bool plain(const Node& n, std::string_view op) { return n.domain.empty() && n.op == op && n.outputs.size() == 1; }
 
 // Which input of a binary node is the constant; -1 when not exactly one is.
 int constant_side(const Graph& graph, const Node& n) {
@@ -35,14 +37,14 @@ bool fits(const Graph& graph, ValueId x, const Tensor& parameter) {
 // x → Mul(s) → Add(b) with the product used only by the Add.
 bool fuse_mul_add(Graph& graph, NodeId mul_id) {
   const Node& mul = graph.node(mul_id);
-  if (!plain(mul, "Mul")) return false;
+  if (!plain(mul, op::kMul)) return false;
   const int sc = constant_side(graph, mul);
   if (sc < 0) return false;
   const ValueId x = mul.inputs[static_cast<size_t>(1 - sc)];
   const ValueId product = mul.outputs[0];
   if (graph.value(x).dtype != DType::kFloat32 || graph.is_graph_output(product)) return false;
   const std::vector<NodeId> users = graph.consumers(product);
-  if (users.size() != 1 || !plain(graph.node(users[0]), "Add")) return false;
+  if (users.size() != 1 || !plain(graph.node(users[0]), op::kAdd)) return false;
   const NodeId add_id = users[0];
   const Node& add = graph.node(add_id);
   const int bc = constant_side(graph, add);
@@ -61,7 +63,7 @@ bool fuse_mul_add(Graph& graph, NodeId mul_id) {
 // Inference BatchNormalization: y = (x − mean)/√(var + ε)·γ + β = x·s + (β − mean·s).
 bool fuse_batchnorm(Graph& graph, NodeId id) {
   const Node& bn = graph.node(id);
-  if (!plain(bn, "BatchNormalization") || bn.inputs.size() != 5) return false;
+  if (!plain(bn, op::kBatchNormalization) || bn.inputs.size() != 5) return false;
   if (bn.int_attr("training_mode", 0) != 0) return false;
   const ValueId x = bn.inputs[0];
   const Shape& xs = graph.value(x).shape;

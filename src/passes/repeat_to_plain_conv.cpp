@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include "memledger/ir/op_names.h"
 #include "rewrite.h"
 
 namespace memledger {
@@ -38,14 +39,14 @@ ValueId repeated_source(const Graph& graph, ValueId x, int64_t g, NodeId* unsque
     return graph.value(t).shape == expect;
   };
 
-  if (node.op == "Tile") {
+  if (node.op == op::kTile) {
     const auto repeats = int_values(graph, node.inputs[1]);
     if (!repeats || repeats->size() != xs.size()) return {};
     for (size_t d = 0; d < xs.size(); ++d)
       if ((*repeats)[d] != (d == 1 ? g : 1)) return {};
     return matches(node.inputs[0]) ? node.inputs[0] : ValueId{};
   }
-  if (node.op == "Concat") {
+  if (node.op == op::kConcat) {
     int64_t axis = node.int_attr("axis", 0);
     if (axis < 0) axis += static_cast<int64_t>(xs.size());
     if (axis != 1 || static_cast<int64_t>(node.inputs.size()) != g) return {};
@@ -53,11 +54,11 @@ ValueId repeated_source(const Graph& graph, ValueId x, int64_t g, NodeId* unsque
       if (in != node.inputs[0]) return {};
     return matches(node.inputs[0]) ? node.inputs[0] : ValueId{};
   }
-  if (node.op == "Unsqueeze" && xs[0] == 1) {
+  if (node.op == op::kUnsqueeze && xs[0] == 1) {
     const auto axes = unsqueeze_axes(graph, node);
     if (!axes || axes->size() != 1 || (*axes)[0] != 0) return {};
     const NodeId t = producer_of(graph, node.inputs[0]);
-    if (!t.valid() || graph.node(t).op != "Tile" || !graph.node(t).domain.empty()) return {};
+    if (!t.valid() || graph.node(t).op != op::kTile || !graph.node(t).domain.empty()) return {};
     const Node& tile = graph.node(t);
     const auto repeats = int_values(graph, tile.inputs[1]);
     if (!repeats || repeats->size() + 1 != xs.size()) return {};
@@ -69,16 +70,16 @@ ValueId repeated_source(const Graph& graph, ValueId x, int64_t g, NodeId* unsque
     if (graph.value(source).shape != expect) return {};
     // The exporter's repeat expands to the input's own shape first ([1,1]): a no-op.
     for (NodeId e = producer_of(graph, source);
-         e.valid() && graph.node(e).op == "Expand" && graph.value(graph.node(e).inputs[0]).shape == expect;
+         e.valid() && graph.node(e).op == op::kExpand && graph.value(graph.node(e).inputs[0]).shape == expect;
          e = producer_of(graph, source))
       source = graph.node(e).inputs[0];
     *unsqueeze = p;
     return source;
   }
-  if (node.op == "Reshape") {
+  if (node.op == op::kReshape) {
     // x [N, g·c, rest] = Reshape(E [N, g, c, rest]); E = Expand(U [N, 1, c, rest]).
     const NodeId e = producer_of(graph, node.inputs[0]);
-    if (!e.valid() || graph.node(e).op != "Expand") return {};
+    if (!e.valid() || graph.node(e).op != op::kExpand) return {};
     const ValueId u = graph.node(e).inputs[0];
     const Shape& es = graph.value(node.inputs[0]).shape;
     const Shape& us = graph.value(u).shape;
@@ -91,7 +92,7 @@ ValueId repeated_source(const Graph& graph, ValueId x, int64_t g, NodeId* unsque
     const NodeId up = producer_of(graph, u);
     if (!up.valid()) return {};
     const Node& unsq = graph.node(up);
-    if (unsq.op != "Unsqueeze" && unsq.op != "Reshape") return {};
+    if (unsq.op != op::kUnsqueeze && unsq.op != op::kReshape) return {};
     return matches(unsq.inputs[0]) ? unsq.inputs[0] : ValueId{};
   }
   return {};
@@ -104,7 +105,7 @@ PassResult repeat_to_plain_conv(Graph& graph, const PassOptions&) {
   const std::vector<NodeId> order = graph.order();
   for (NodeId id : order) {
     const Node& conv = graph.node(id);
-    if (conv.op != "Conv" || !conv.domain.empty()) continue;
+    if (conv.op != op::kConv || !conv.domain.empty()) continue;
     const int64_t g = conv.int_attr("group", 1);
     if (g <= 1) continue;
     NodeId unsqueeze;

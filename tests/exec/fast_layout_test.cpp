@@ -5,12 +5,16 @@
 // FastKernel family for.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "exec/activation_functions.h"
 #include "exec/fast/kernel_common.h"
 #include "exec/fast/prepared_node.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/compare.h"
 #include "memledger/exec/executor.h"
 #include "memledger/exec/interpreter.h"
+#include "memledger/ir/op_names.h"
 #include "memledger/ir/op_table.h"
 #include "passes/pass_test_util.h"
 
@@ -253,6 +257,13 @@ TEST(FastKernels, TheEltwiseTablesHoldOnlyTheOpTablesFamilies) {
   }
   EXPECT_FALSE(exec::fast::activation_table_ops().empty());
   EXPECT_FALSE(exec::fast::binary_table_ops().empty());
+  // Every activation the fast set runs has its reference function (Clip, whose bounds may be
+  // inputs, has a kernel of its own), the one the integer kernels tabulate too.
+  const std::vector<std::string_view>& reference = exec::activation_function_ops();
+  for (std::string_view name : exec::fast::activation_table_ops()) {
+    if (name == op::kClip) continue;
+    EXPECT_NE(std::find(reference.begin(), reference.end(), name), reference.end()) << name;
+  }
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "exec/fast/kernel_common.h"
 #include "exec/fast/silu.h"
 #include "memledger/ir/integer_node.h"
+#include "memledger/ir/op_names.h"
 #include "memledger/ir/self_gated.h"
 
 namespace memledger::exec::fast {
@@ -98,19 +99,22 @@ struct ActivationEntry {
   std::optional<std::pair<float, float>> product_when = {};
 };
 const ActivationEntry kActivations[] = {
-    {.op = "Relu", .alg = algorithm::eltwise_relu},
-    {.op = "LeakyRelu", .alg = algorithm::eltwise_relu, .alpha = 0.01f, .alpha_attr = "alpha"},
-    {.op = "Elu", .alg = algorithm::eltwise_elu, .alpha = 1.0f, .alpha_attr = "alpha"},
-    {.op = "Sigmoid", .alg = algorithm::eltwise_logistic, .product = algorithm::eltwise_swish, .product_alpha = 1.0f},
-    {.op = "Tanh", .alg = algorithm::eltwise_tanh},
-    {.op = "Exp", .alg = algorithm::eltwise_exp},
-    {.op = "Abs", .alg = algorithm::eltwise_abs},
-    {.op = "Sqrt", .alg = algorithm::eltwise_sqrt},
-    {.op = "Neg", .alg = algorithm::eltwise_linear, .alpha = -1.0f},
-    {.op = "HardSwish", .alg = algorithm::eltwise_hardswish},
+    {.op = op::kRelu, .alg = algorithm::eltwise_relu},
+    {.op = op::kLeakyRelu, .alg = algorithm::eltwise_relu, .alpha = 0.01f, .alpha_attr = "alpha"},
+    {.op = op::kElu, .alg = algorithm::eltwise_elu, .alpha = 1.0f, .alpha_attr = "alpha"},
+    {.op = op::kSigmoid,
+     .alg = algorithm::eltwise_logistic,
+     .product = algorithm::eltwise_swish,
+     .product_alpha = 1.0f},
+    {.op = op::kTanh, .alg = algorithm::eltwise_tanh},
+    {.op = op::kExp, .alg = algorithm::eltwise_exp},
+    {.op = op::kAbs, .alg = algorithm::eltwise_abs},
+    {.op = op::kSqrt, .alg = algorithm::eltwise_sqrt},
+    {.op = op::kNeg, .alg = algorithm::eltwise_linear, .alpha = -1.0f},
+    {.op = op::kHardSwish, .alg = algorithm::eltwise_hardswish},
     // alpha·x + beta clipped to [0, 1]; as a gate hard-swish, with PyTorch's alpha 1/6 and
     // beta 1/2 only (x·relu6(x + 3)/6, as torch.onnx writes nn.Hardswish below opset 14).
-    {.op = "HardSigmoid",
+    {.op = op::kHardSigmoid,
      .alg = algorithm::eltwise_linear,
      .alpha = 0.2f,
      .beta = 0.5f,
@@ -119,7 +123,7 @@ const ActivationEntry kActivations[] = {
      .clip_to_unit = true,
      .product = algorithm::eltwise_hardswish,
      .product_when = std::pair{1.0f / 6, 0.5f}},
-    {.op = "Clip",
+    {.op = op::kClip,
      .alg = algorithm::eltwise_clip_v2,
      .alpha = std::numeric_limits<float>::lowest(),
      .beta = std::numeric_limits<float>::max(),
@@ -134,9 +138,9 @@ struct BinaryEntry {
   std::string_view op;
   algorithm alg;
 };
-constexpr BinaryEntry kBinaryOps[] = {{"Add", algorithm::binary_add}, {"Sub", algorithm::binary_sub},
-                                      {"Mul", algorithm::binary_mul}, {"Div", algorithm::binary_div},
-                                      {"Max", algorithm::binary_max}, {"Min", algorithm::binary_min}};
+constexpr BinaryEntry kBinaryOps[] = {{op::kAdd, algorithm::binary_add}, {op::kSub, algorithm::binary_sub},
+                                      {op::kMul, algorithm::binary_mul}, {op::kDiv, algorithm::binary_div},
+                                      {op::kMax, algorithm::binary_max}, {op::kMin, algorithm::binary_min}};
 
 const ActivationEntry* activation_entry(const Node& n) {
   for (const ActivationEntry& e : kActivations)
