@@ -348,7 +348,8 @@ int bench(int argc, char** argv) {
                 mib("reference").c_str(), mib("arena").c_str(), mib("ort").c_str(), rss_ratio.c_str());
     std::printf("<!-- %s wall medians:", name.c_str());
     for (const std::string& c : configs) std::printf(" %s %.2f", c.c_str(), median(wall[c]));
-    std::printf("; CPU medians:");  // every configuration, those without a column too (arena-stretched)
+    std::printf(threads > 1 ? "; wall medians (the table's, with threads):"
+                            : "; CPU medians:");  // every configuration, those without a column too (arena-stretched)
     for (const std::string& c : configs) std::printf(" %s %.2f", c.c_str(), median(cpu[c]));
     std::printf(" -->\n");
     std::fflush(stdout);

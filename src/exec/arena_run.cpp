@@ -27,13 +27,13 @@ DeviceProfile with_model_dtypes(DeviceProfile profile) {
   return profile;
 }
 
+MemoryPlan arena_layout(MemoryPlan plan) { return banks_end_to_end(std::move(plan), ArenaBufferProvider::kGuardBytes); }
+
 MemoryPlan plan_for_kernels(const Graph& graph, const DeviceProfile& profile, const ExecOptions& exec,
                             const PlanOptions& options, const PlacementOptions& placement) {
   PlanOptions with_contracts = options;
   with_contracts.contracts = contract_source(exec);
-  if (!profile.banks.empty())
-    return banks_end_to_end(plan_memory_banked(graph, profile, with_contracts, placement),
-                            ArenaBufferProvider::kGuardBytes);
+  if (!profile.banks.empty()) return arena_layout(plan_memory_banked(graph, profile, with_contracts, placement));
   return plan_memory(graph, profile, with_contracts, placement);
 }
 
@@ -42,9 +42,7 @@ MemoryPlan plan_for_kernels(const Executor& executor, const DeviceProfile& profi
   PlanOptions with_contracts = options;
   with_contracts.contracts = executor.contract_source();
   const Graph& graph = executor.graph();
-  if (!profile.banks.empty())
-    return banks_end_to_end(plan_memory_banked(graph, profile, with_contracts, placement),
-                            ArenaBufferProvider::kGuardBytes);
+  if (!profile.banks.empty()) return arena_layout(plan_memory_banked(graph, profile, with_contracts, placement));
   return plan_memory(graph, profile, with_contracts, placement);
 }
 

@@ -79,6 +79,15 @@ const Kernel* find_kernel(const Node& node);
 
 // Registration, one function per kernel family (kernels_<family>.cpp).
 using KernelTable = std::vector<std::pair<std::string, Kernel>>;  // "domain:op" (ONNX: ":op")
+
+// A KernelTable key, "domain:op", built a piece at a time (one concatenating expression of
+// std::string temporaries trips GCC 12's -Warray-bounds once inlined).
+inline std::string kernel_key(std::string_view domain, std::string_view op) {
+  std::string key(domain);
+  key += ':';
+  key += op;
+  return key;
+}
 void add_elementwise_kernels(KernelTable& table);
 void add_conv_kernels(KernelTable& table);
 void add_matmul_kernels(KernelTable& table);

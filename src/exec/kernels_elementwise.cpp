@@ -20,15 +20,6 @@
 namespace memledger::exec {
 namespace {
 
-// A kernel table key "domain:op", built a piece at a time: one concatenating expression of
-// std::string temporaries trips GCC 12's -Warray-bounds once inlined here.
-std::string kernel_key(std::string_view domain, std::string_view op) {
-  std::string key(domain);
-  key += ':';
-  key += op;
-  return key;
-}
-
 // ---- unary ----
 
 void add_unary(KernelTable& t) {

@@ -51,9 +51,8 @@ void accumulate_pool(KernelContext& ctx) {
 }  // namespace
 
 void add_patch_kernels(KernelTable& t) {
-  t.emplace_back(std::string(kMemledgerDomain) + ":" + std::string(kWritePatchOp),
-                 Kernel{.check = check_write_patch, .run = write_patch});
-  t.emplace_back(std::string(kMemledgerDomain) + ":" + std::string(kAccumulatePoolOp),
+  t.emplace_back(kernel_key(kMemledgerDomain, kWritePatchOp), Kernel{.check = check_write_patch, .run = write_patch});
+  t.emplace_back(kernel_key(kMemledgerDomain, kAccumulatePoolOp),
                  Kernel{.check = check_accumulate_pool, .run = accumulate_pool});
 }
 

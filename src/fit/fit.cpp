@@ -76,6 +76,12 @@ std::string_view to_string(FitPreference preference) {
   return "?";
 }
 
+std::optional<FitPreference> parse_fit_preference(std::string_view name) {
+  for (FitPreference p : {FitPreference::kCheapest, FitPreference::kPatches, FitPreference::kSpill})
+    if (to_string(p) == name) return p;
+  return std::nullopt;
+}
+
 const FitStep& FitResult::best() const {
   for (auto it = steps.rbegin(); it != steps.rend(); ++it)
     if (it->kept) return *it;
@@ -93,7 +99,6 @@ FitResult fit_model(const Graph& graph, const DeviceProfile& profile, const FitO
     if (!attempt) continue;
     attempt->step.strategy = strategy.name;
     attempt->step.planning_seconds = seconds_since(start);
-    if (attempt->candidate && attempt->step.fits && attempt->step.spill_cycles == 0) state.fitted_without_spill = true;
     record(state.result, std::move(*attempt), strategy.forced, options.prefer);
   }
   state.result.fits = state.result.plan.fits;

@@ -195,11 +195,9 @@ FitAttempt over_targets(FitState& state, Search&& search) {
   std::optional<FitAttempt> best;
   for (const DeviceProfile& target : patch_targets(state)) {
     FitAttempt attempt = search(target);
-    const FitStep& a = attempt.step;
-    const bool better = !best || (attempt.candidate && !best->candidate) ||
-                        (attempt.candidate && best->candidate &&
-                         (a.fits ? !best->step.fits || cheaper_step(a, best->step, state.options.prefer)
-                                 : !best->step.fits && a.peak_live_bytes < best->step.peak_live_bytes));
+    const bool better =
+        !best || (attempt.candidate && !best->candidate) ||
+        (attempt.candidate && best->candidate && better_banked_step(attempt.step, best->step, state.options.prefer));
     if (better) best = std::move(attempt);
   }
   return std::move(*best);

@@ -85,7 +85,10 @@ std::span<const FitStrategy> fit_strategies() { return kStrategies; }
 
 bool FitState::done() const {
   if (result.steps.empty() || !result.plan.fits || options.all_steps) return false;
-  if (profile.banks.empty() || options.prefer == FitPreference::kSpill || fitted_without_spill) return true;
+  if (profile.banks.empty() || options.prefer == FitPreference::kSpill) return true;
+  // A step that fitted without slow-bank traffic (measured, kept or not): later ones add MACs.
+  for (const FitStep& s : result.steps)
+    if (s.fits && s.spill_cycles == 0) return true;
   return options.prefer == FitPreference::kCheapest && result.best().extra_macs > 0;
 }
 
@@ -99,15 +102,21 @@ bool cheaper_step(const FitStep& a, const FitStep& b, FitPreference prefer) {
   return key(a) < key(b);
 }
 
+bool better_banked_step(const FitStep& a, const FitStep& b, FitPreference prefer) {
+  if (a.fits) return !b.fits || cheaper_step(a, b, prefer);
+  return !b.fits && a.peak_live_bytes < b.peak_live_bytes;
+}
+
 bool keeps_attempt(const FitResult& so_far, const FitAttempt& attempt, bool forced, FitPreference prefer) {
   if (!attempt.candidate) return false;
   if (forced || so_far.steps.empty()) return true;
-  const bool banked = attempt.candidate->plan.banked.has_value();
-  if (so_far.plan.fits)  // one arena: later steps are only measured (FitOptions::all_steps)
-    return banked && attempt.step.fits && cheaper_step(attempt.step, so_far.best(), prefer);
-  if (banked && attempt.step.fits) return true;
-  const int64_t peak = attempt.step.peak_live_bytes, kept = so_far.plan.ledger.peak_live_bytes;
-  return peak < kept || (attempt.free && peak == kept);
+  const int64_t peak_kept = so_far.plan.ledger.peak_live_bytes;
+  if (attempt.candidate->plan.banked)
+    return better_banked_step(attempt.step, so_far.best(), prefer) ||
+           (!so_far.plan.fits && !attempt.step.fits && attempt.free && attempt.step.peak_live_bytes == peak_kept);
+  if (so_far.plan.fits) return false;  // one arena: later steps are only measured (FitOptions::all_steps)
+  const int64_t peak = attempt.step.peak_live_bytes;
+  return peak < peak_kept || (attempt.free && peak == peak_kept);
 }
 
 FitAttempt planned_attempt(const FitState& state, FitStepKind kind, std::string detail, Graph graph,

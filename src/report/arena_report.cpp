@@ -7,8 +7,8 @@
 #include <iterator>
 
 #include "memledger/exec/arena_provider.h"
+#include "memledger/exec/arena_run.h"
 #include "memledger/ir/integer_node.h"
-#include "memledger/plan/banked_plan.h"
 #include "memledger/report/fit_report.h"
 
 namespace memledger {
@@ -47,7 +47,7 @@ void append_banks(std::string& out, const MemoryPlan& fit_plan, const MemoryPlan
     const int64_t bytes = banked.solution.banks.at(k).solution.arena_bytes;
     if (!banked.banks[k].read_only && bytes > 0) banks.push_back(fmt::format("{} {} B", banked.banks[k].name, bytes));
   }
-  const int64_t laid = banks_end_to_end(fit_plan, ArenaBufferProvider::kGuardBytes).arena_bytes;
+  const int64_t laid = arena_layout(fit_plan).arena_bytes;
   fmt::format_to(std::back_inserter(out),
                  "  arena: the fit's writable banks as planned ({}), end to end with {} guard bytes between them: "
                  "{} B {} the {} B they take\n",

@@ -6,7 +6,6 @@
 #include "memledger/core/error.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/ir/integer_node.h"
-#include "memledger/plan/banked_plan.h"
 
 namespace memledger {
 namespace {
@@ -16,8 +15,7 @@ namespace {
 // A plan across banks runs with its banks laid end to end, guard bytes between them
 // (plan/banked_plan.h).
 MemoryPlan reference_arena_plan(const FitResult& fit, const DeviceProfile& profile) {
-  return is_quantized_model(fit.graph) ? banks_end_to_end(fit.plan, ArenaBufferProvider::kGuardBytes)
-                                       : fit_arena_plan(fit, profile);
+  return is_quantized_model(fit.graph) ? arena_layout(fit.plan) : fit_arena_plan(fit, profile);
 }
 
 // Whether the fast contract of node `id` differs from the op table's: it declares workspace
@@ -104,8 +102,7 @@ bool fit_arena_proved(const FitResult& fit, const FitArenaPlan& arena, const Are
   if (!run.clean()) return false;
   if (arena.kernels != KernelSet::kReference) return true;
   return arena.in_place_differences.empty() &&
-         (!is_quantized_model(fit.graph) ||
-          arena.plan.arena_bytes == banks_end_to_end(fit.plan, ArenaBufferProvider::kGuardBytes).arena_bytes);
+         (!is_quantized_model(fit.graph) || arena.plan.arena_bytes == arena_layout(fit.plan).arena_bytes);
 }
 
 }  // namespace memledger

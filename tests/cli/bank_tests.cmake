@@ -69,6 +69,9 @@ memledger_cli_test(fit.banks_prefer_patches NEEDS ${INT8_MOBILENET}
   ARGS fit ${INT8_MOBILENET} --device esp32s3 --prefer patches
   OUTPUT "fits across the banks after patches" "slow-bank traffic 0 B \\(0 cycles\\)"
   NOT_OUTPUT "psram [0-9]")
+memledger_cli_test(fit.prefer_unknown
+  ARGS fit ${BANK_ONNX}/conv_bn_relu.onnx --device stm32h743 --prefer speed EXIT_CODE 2
+  OUTPUT "--prefer speed: expected cheapest, patches or spill")
 memledger_cli_test(fit.prefer_needs_banks
   ARGS fit ${BANK_ONNX}/conv_bn_relu.onnx --device mcu --prefer spill EXIT_CODE 2
   OUTPUT "--prefer spill: device 'mcu' is one arena")

@@ -66,7 +66,7 @@ TEST(BankedFit, Resnet18FitsTheStm32h743OnlyAcrossItsBanks) {
   // The fit's very plan runs bit-identically, its writable banks end to end with guards.
   const std::vector<Tensor> inputs = random_inputs(g, 3);
   const std::vector<Tensor> expected = run_graph(g, inputs, {.kernels = KernelSet::kReference});
-  const MemoryPlan laid = banks_end_to_end(fit.plan, ArenaBufferProvider::kGuardBytes);
+  const MemoryPlan laid = arena_layout(fit.plan);
   EXPECT_FALSE(laid.banked);
   const ArenaRunReport run = run_in_arena(fit.graph, laid, inputs, expected, {.kernels = KernelSet::kReference});
   EXPECT_TRUE(run.clean()) << run.failure;

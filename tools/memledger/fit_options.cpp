@@ -17,12 +17,10 @@ void add_fit_options(CLI::App* command, FitCliOptions& options) {
   command->add_option("--time-budget", options.time_budget, "seconds each exact placement may search")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  command
-      ->add_option("--prefer", options.prefer,
-                   "on a device with banks, which plan that fits wins: cheapest (extra MACs and slow-bank traffic "
-                   "weighed in cycles; the default), patches (no slow-bank traffic wherever patches reach it) or "
-                   "spill (slower banks before any extra MAC)")
-      ->check(CLI::IsMember({"cheapest", "patches", "spill"}));
+  command->add_option("--prefer", options.prefer,
+                      "on a device with banks, which plan that fits wins: cheapest (extra MACs and slow-bank traffic "
+                      "weighed in cycles; the default), patches (no slow-bank traffic wherever patches reach it) or "
+                      "spill (slower banks before any extra MAC)");
 }
 
 DeviceProfile fit_profile(DeviceProfile profile, const FitCliOptions& options) {
@@ -42,9 +40,9 @@ FitOptions fit_options(const Graph& graph, const DeviceProfile& profile, const F
     if (profile.banks.empty())
       fail("--prefer {}: device '{}' is one arena; --prefer weighs spills to slower banks against patches",
            options.prefer, profile.name);
-    fit.prefer = options.prefer == "patches" ? FitPreference::kPatches
-                 : options.prefer == "spill" ? FitPreference::kSpill
-                                             : FitPreference::kCheapest;
+    const std::optional<FitPreference> prefer = parse_fit_preference(options.prefer);
+    if (!prefer) fail("--prefer {}: expected cheapest, patches or spill", options.prefer);
+    fit.prefer = *prefer;
   }
   if (!options.patch.empty()) fit.patch = parse_flag("--patch", [&] { return parse_patch_spec(graph, options.patch); });
   if (!options.inner_patch.empty())

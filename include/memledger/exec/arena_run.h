@@ -40,10 +40,14 @@ struct ArenaRunReport {
 // interpreter computes in them.
 DeviceProfile with_model_dtypes(DeviceProfile profile);
 
+// A plan as the arena runner lays it out: a banked plan's writable banks end to end with the
+// provider's kGuardBytes between them (plan/banked_plan.h); any other plan as it is.
+MemoryPlan arena_layout(MemoryPlan plan);
+
 // Plans `graph` for the kernels `exec` runs: their contracts (the fast set's workspaces are
 // oneDNN's scratchpads and reorder buffers) instead of the reference kernels' that
 // plan_memory reads by default. On a device with banks, the banked plan with its banks laid
-// end to end (banks_end_to_end).
+// laid out by arena_layout.
 MemoryPlan plan_for_kernels(const Graph& graph, const DeviceProfile& profile, const ExecOptions& exec,
                             const PlanOptions& options = {}, const PlacementOptions& placement = {});
 

@@ -58,6 +58,8 @@ enum class FitPreference {
   kSpill,     // the first plan that fits without extra MACs: the patch strategies run only when none does
 };
 std::string_view to_string(FitPreference preference);
+// The preference named by to_string ("cheapest", "patches", "spill"), or none.
+std::optional<FitPreference> parse_fit_preference(std::string_view name);
 
 struct FitOptions {
   PlacementOptions placement;

@@ -42,8 +42,6 @@ struct FitState {
   // strategies add MACs) unless patches are preferred, or at once when the user prefers
   // spills (FitPreference::kSpill).
   bool done() const;
-  // A step fitted without slow-bank traffic (measured, kept or not).
-  bool fitted_without_spill = false;
   const Graph& base();  // patch_base, taken from the kept graph on first use
 };
 
@@ -89,6 +87,9 @@ bool keeps_attempt(const FitResult& so_far, const FitAttempt& attempt, bool forc
 // Whether step a costs less than step b by the preference's order: the cycles, after (for
 // kPatches) whether it spills at all or (for kSpill) whether it adds MACs; then peak-live.
 bool cheaper_step(const FitStep& a, const FitStep& b, FitPreference prefer);
+// Across banks, whether step a is the better plan: one that fits over one that does not, the
+// cheaper of two that fit (cheaper_step), the lower peak-live of two that do not.
+bool better_banked_step(const FitStep& a, const FitStep& b, FitPreference prefer);
 
 // The candidate `graph` planned under the state's profile and placement, as an attempt of
 // `kind` with `detail` and `extra_macs`.
