@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "exec/fast/kernel_common.h"
+#include "exec/fast/parallel.h"
 #include "exec/integer_elementwise.h"
 #include "exec/quantized.h"
 #include "exec/requantize.h"
@@ -22,6 +23,8 @@ namespace memledger::exec::fast {
 namespace {
 
 constexpr double kExactFloatBound = 16777216.0;  // 2^24: every integer up to it is a float
+// Elements per thread at least in the loops around the primitive (fast/parallel.h).
+constexpr int64_t kLoopGrain = 16384;
 
 // Strides of `d` ([N, C, spatial...]) with the channels innermost (NHWC for 4-d, NWC, NDHWC).
 memory::dims channels_last_strides(const memory::dims& d) {
@@ -181,18 +184,25 @@ void prepare_exact_conv(DnnlNode& node, const Graph& g, const Node& n, const Exa
             const int64_t width = r.width, start = r.start;
             const int32_t zero = zx;
             if (src_cl) {
-              for (int64_t p = 0; p < batches * plane; ++p)
-                for (int64_t c = 0; c < width; ++c)
-                  out[p * width + c] = static_cast<float>(static_cast<int32_t>(in[p * channels + start + c]) - zero);
+              parallel_ranges(batches * plane, std::max<int64_t>(kLoopGrain / width, 1),
+                              [in, out, width, start, zero, channels](int64_t begin, int64_t end, int) {
+                                for (int64_t p = begin; p < end; ++p)
+                                  for (int64_t c = 0; c < width; ++c)
+                                    out[p * width + c] =
+                                        static_cast<float>(static_cast<int32_t>(in[p * channels + start + c]) - zero);
+                              });
               continue;
             }
-            for (int64_t b = 0; b < batches; ++b)
-              for (int64_t c = 0; c < width; ++c) {
-                const auto* row = in + (b * channels + start + c) * plane;
-                float* column = out + b * plane * width + c;
-                for (int64_t s = 0; s < plane; ++s)
-                  column[s * width] = static_cast<float>(static_cast<int32_t>(row[s]) - zero);
-              }
+            parallel_ranges(batches * width, std::max<int64_t>(kLoopGrain / plane, 1),
+                            [in, out, width, start, zero, channels, plane](int64_t begin, int64_t end, int) {
+                              for (int64_t bc = begin; bc < end; ++bc) {
+                                const int64_t b = bc / width, c = bc % width;
+                                const auto* row = in + (b * channels + start + c) * plane;
+                                float* column = out + b * plane * width + c;
+                                for (int64_t s = 0; s < plane; ++s)
+                                  column[s * width] = static_cast<float>(static_cast<int32_t>(row[s]) - zero);
+                              }
+                            });
           }
         });
       },
@@ -227,81 +237,91 @@ void prepare_exact_conv(DnnlNode& node, const Graph& g, const Node& n, const Exa
       scales.push_back(static_cast<float>(multipliers[multipliers.size() == 1 ? 0 : m]));
   const int32_t zy = spec.y_zero;
   const QuantRange yr = spec.y_range;
-  // Two rows in the workspace: one position's int32 sums, and its output codes before a
-  // row-major output's transposing store.
-  const memory sum_row = node.workspace(plain_desc({maps}, dt::s32));
-  const memory code_row = node.workspace(plain_desc({maps}, dt::u8));
+  // Two rows in the workspace per thread (64-byte strides): one position's int32 sums, and its
+  // output codes before a row-major output's transposing store.
+  const int threads = std::max(options.threads, 1);
+  const int64_t sum_stride = (maps + 15) / 16 * 16, code_stride = (maps + 63) / 64 * 64;
+  const memory sum_rows = node.workspace(plain_desc({threads * sum_stride}, dt::s32));
+  const memory code_rows = node.workspace(plain_desc({threads * code_stride}, dt::u8));
   node.add_loop(
-      [ranges, sum_row, code_row, dst_cl, has_bias, batches, maps, out_plane, requantize, scales, zy,
-       yr](KernelContext& ctx) {
+      [ranges, sum_rows, code_rows, sum_stride, code_stride, threads, dst_cl, has_bias, batches, maps, out_plane,
+       requantize, scales, zy, yr](KernelContext& ctx) {
         const int32_t* bias = has_bias ? ctx.in(2).as<int32_t>() : nullptr;
-        auto* sums = static_cast<int32_t*>(sum_row.get_data_handle());
         const int64_t count = maps;
-        // Position p's sums: each range's (exact integers, as floats) plus the bias.
-        auto sum_position = [&](int64_t p) {
-          const auto* first = static_cast<const float*>(ranges[0].yf.get_data_handle()) + p * count;
-          if (bias) {
-            const int32_t* add = bias;
-            for (int64_t m = 0; m < count; ++m) sums[m] = static_cast<int32_t>(first[m]) + add[m];
-          } else {
-            for (int64_t m = 0; m < count; ++m) sums[m] = static_cast<int32_t>(first[m]);
-          }
-          for (size_t j = 1; j < ranges.size(); ++j) {
-            const auto* more = static_cast<const float*>(ranges[j].yf.get_data_handle()) + p * count;
-            for (int64_t m = 0; m < count; ++m) sums[m] += static_cast<int32_t>(more[m]);
-          }
-        };
-        with_8bit_type(ctx.out().dtype, [&](auto t) {
-          using Y = decltype(t);
-          Y* out = ctx.out().as<Y>();
-          // The sums requantized into row (contiguous).
-          auto requantize_row = [&](Y* row) {
-            const int32_t* in = sums;  // locals (as below): the byte stores may not alias them
-            const int64_t entries = maps;
-            if (!scales.empty()) {
-              const float* scale = scales.data();
-              const int32_t zero = zy;
-              const QuantRange range = yr;
-              for (int64_t m = 0; m < entries; ++m)
-                row[m] = static_cast<Y>(round_with_zero_to_code(static_cast<float>(in[m]) * scale[m], zero, range));
-              return;
-            }
-            for (int64_t m = 0; m < entries; ++m) row[m] = static_cast<Y>(requantize(in[m], static_cast<size_t>(m)));
-          };
-          Y* row = static_cast<Y*>(code_row.get_data_handle());
-          // One range under the float-scale rule: straight from its sums, in one pass.
-          const bool one_pass = ranges.size() == 1 && !scales.empty();
-          const auto* only = static_cast<const float*>(ranges[0].yf.get_data_handle());
-          auto one_pass_row = [&](int64_t p, Y* target) {
-            const float* in = only + p * maps;
-            const float* scale = scales.data();
-            const int32_t zero = zy;  // locals: the byte stores may not alias them
-            const QuantRange range = yr;
-            const int64_t entries = maps;
-            if (bias) {
-              const int32_t* add = bias;
-              for (int64_t m = 0; m < entries; ++m)
-                target[m] = static_cast<Y>(round_with_zero_to_code(
-                    static_cast<float>(static_cast<int32_t>(in[m]) + add[m]) * scale[m], zero, range));
-            } else {
-              for (int64_t m = 0; m < entries; ++m)
-                target[m] = static_cast<Y>(
-                    round_with_zero_to_code(static_cast<float>(static_cast<int32_t>(in[m])) * scale[m], zero, range));
-            }
-          };
-          for (int64_t p = 0; p < batches * out_plane; ++p) {
-            Y* target = dst_cl ? out + p * count : row;  // row-major: a transposing store after
-            if (one_pass) {
-              one_pass_row(p, target);
-            } else {
-              sum_position(p);
-              requantize_row(target);
-            }
-            if (dst_cl) continue;
-            Y* at = out + (p / out_plane) * count * out_plane + p % out_plane;
-            for (int64_t m = 0; m < count; ++m) at[m * out_plane] = row[m];
-          }
-        });
+        // Positions in ranges, one per thread, each with its own rows.
+        parallel_ranges(
+            batches * out_plane, std::max<int64_t>(kLoopGrain / count, 1),
+            [&](int64_t begin, int64_t end, int thread) {
+              auto* sums = static_cast<int32_t*>(sum_rows.get_data_handle()) + thread * sum_stride;
+              // Position p's sums: each range's (exact integers, as floats) plus the bias.
+              auto sum_position = [&](int64_t p) {
+                const auto* first = static_cast<const float*>(ranges[0].yf.get_data_handle()) + p * count;
+                if (bias) {
+                  const int32_t* add = bias;
+                  for (int64_t m = 0; m < count; ++m) sums[m] = static_cast<int32_t>(first[m]) + add[m];
+                } else {
+                  for (int64_t m = 0; m < count; ++m) sums[m] = static_cast<int32_t>(first[m]);
+                }
+                for (size_t j = 1; j < ranges.size(); ++j) {
+                  const auto* more = static_cast<const float*>(ranges[j].yf.get_data_handle()) + p * count;
+                  for (int64_t m = 0; m < count; ++m) sums[m] += static_cast<int32_t>(more[m]);
+                }
+              };
+              with_8bit_type(ctx.out().dtype, [&](auto t) {
+                using Y = decltype(t);
+                Y* out = ctx.out().as<Y>();
+                // The sums requantized into row (contiguous).
+                auto requantize_row = [&](Y* row) {
+                  const int32_t* in = sums;  // locals (as below): the byte stores may not alias them
+                  const int64_t entries = maps;
+                  if (!scales.empty()) {
+                    const float* scale = scales.data();
+                    const int32_t zero = zy;
+                    const QuantRange range = yr;
+                    for (int64_t m = 0; m < entries; ++m)
+                      row[m] =
+                          static_cast<Y>(round_with_zero_to_code(static_cast<float>(in[m]) * scale[m], zero, range));
+                    return;
+                  }
+                  for (int64_t m = 0; m < entries; ++m)
+                    row[m] = static_cast<Y>(requantize(in[m], static_cast<size_t>(m)));
+                };
+                Y* row = static_cast<Y*>(code_rows.get_data_handle()) + thread * code_stride;
+                // One range under the float-scale rule: straight from its sums, in one pass.
+                const bool one_pass = ranges.size() == 1 && !scales.empty();
+                const auto* only = static_cast<const float*>(ranges[0].yf.get_data_handle());
+                auto one_pass_row = [&](int64_t p, Y* target) {
+                  const float* in = only + p * maps;
+                  const float* scale = scales.data();
+                  const int32_t zero = zy;  // locals: the byte stores may not alias them
+                  const QuantRange range = yr;
+                  const int64_t entries = maps;
+                  if (bias) {
+                    const int32_t* add = bias;
+                    for (int64_t m = 0; m < entries; ++m)
+                      target[m] = static_cast<Y>(round_with_zero_to_code(
+                          static_cast<float>(static_cast<int32_t>(in[m]) + add[m]) * scale[m], zero, range));
+                  } else {
+                    for (int64_t m = 0; m < entries; ++m)
+                      target[m] = static_cast<Y>(round_with_zero_to_code(
+                          static_cast<float>(static_cast<int32_t>(in[m])) * scale[m], zero, range));
+                  }
+                };
+                for (int64_t p = begin; p < end; ++p) {
+                  Y* target = dst_cl ? out + p * count : row;  // row-major: a transposing store after
+                  if (one_pass) {
+                    one_pass_row(p, target);
+                  } else {
+                    sum_position(p);
+                    requantize_row(target);
+                  }
+                  if (dst_cl) continue;
+                  Y* at = out + (p / out_plane) * count * out_plane + p % out_plane;
+                  for (int64_t m = 0; m < count; ++m) at[m * out_plane] = row[m];
+                }
+              });
+            },
+            threads);
       },
       "memledger requantization");
   // Input and output meet only through the workspace copies.

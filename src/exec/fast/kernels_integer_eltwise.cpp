@@ -21,10 +21,15 @@
 #include <limits>
 
 #include "exec/fast/kernel_common.h"
+#include "exec/fast/parallel.h"
 #include "exec/integer_elementwise.h"
 
 namespace memledger::exec::fast {
 namespace {
+
+// Elements per thread at least (fast/parallel.h): 16 K bytes of an 8-bit loop take a few
+// microseconds, about what a parallel region costs to start.
+constexpr int64_t kLoopGrain = 16384;
 
 // A node run by one of the loops below.
 class IntegerLoopNode : public PreparedNode {
@@ -100,16 +105,25 @@ void binary_loop(const F* full, const O* other, Y* y, int64_t count, Broadcast h
                  const Op& op) {
   switch (how) {
     case Broadcast::kNone:
-    case Broadcast::kScalar:
-      binary_span<kFullFirst>(full, other, how == Broadcast::kScalar, y, count, op);
+    case Broadcast::kScalar: {
+      const bool scalar = how == Broadcast::kScalar;
+      parallel_ranges(count, kLoopGrain, [&](int64_t begin, int64_t end, int) {
+        binary_span<kFullFirst>(full + begin, scalar ? other : other + begin, scalar, y + begin, end - begin, op);
+      });
       return;
+    }
     case Broadcast::kChannel: {
       const int64_t C = at.channels, P = at.plane;
       if (at.channels_last) {  // each pixel's C channels against the vector
-        for (int64_t p = 0; p < count; p += C) binary_span<kFullFirst>(full + p, other, false, y + p, C, op);
+        parallel_ranges(count / C, std::max<int64_t>(kLoopGrain / C, 1), [&](int64_t begin, int64_t end, int) {
+          for (int64_t p = begin * C; p < end * C; p += C)
+            binary_span<kFullFirst>(full + p, other, false, y + p, C, op);
+        });
       } else {  // each channel's plane against its entry
-        for (int64_t p = 0, c = 0; p < count; p += P, c = (c + 1) % C)
-          binary_span<kFullFirst>(full + p, other + c, true, y + p, P, op);
+        parallel_ranges(count / P, std::max<int64_t>(kLoopGrain / P, 1), [&](int64_t begin, int64_t end, int) {
+          for (int64_t plane = begin; plane < end; ++plane)
+            binary_span<kFullFirst>(full + plane * P, other + plane % C, true, y + plane * P, P, op);
+        });
       }
       return;
     }
@@ -177,7 +191,11 @@ namespace {
 // y[i] = codes[x[i] − lo] over `count` elements.
 template <typename X, typename Y>
 void table_loop(const X* x, Y* y, int64_t count, const std::array<Y, 256>& codes, int32_t lo) {
-  for (int64_t i = 0; i < count; ++i) y[i] = codes[static_cast<size_t>(static_cast<int32_t>(x[i]) - lo)];
+  parallel_ranges(count, kLoopGrain, [x, y, &codes, lo](int64_t begin, int64_t end, int) {
+    const std::array<Y, 256> table = codes;  // a local copy: the byte stores cannot alias it
+    const int32_t low = lo;
+    for (int64_t i = begin; i < end; ++i) y[i] = table[static_cast<size_t>(static_cast<int32_t>(x[i]) - low)];
+  });
 }
 
 // Runs y = table[x − lo] from input `x_input` with the table's entries as y's type.
@@ -243,14 +261,16 @@ std::unique_ptr<PreparedNode> prepare_quantize(const Graph& g, const Node& n) {
       const auto hi = static_cast<float>(std::numeric_limits<Y>::max());
       const auto z = static_cast<float>(zero);
       const float s = scale;
-      for (int64_t i = 0; i < count; ++i) {
-        const float v = x[i] / s;
-        float c = v > -kLimit ? v : -kLimit;
-        c = c < kLimit ? c : kLimit;
-        float q = (c + kShift) - kShift + z;
-        q = q < lo ? lo : (q > hi ? hi : q);
-        y[i] = static_cast<Y>(v == v ? q : 0.0f);
-      }
+      parallel_ranges(count, kLoopGrain, [x, y, s, z, lo, hi](int64_t begin, int64_t end, int) {
+        for (int64_t i = begin; i < end; ++i) {
+          const float v = x[i] / s;
+          float c = v > -kLimit ? v : -kLimit;
+          c = c < kLimit ? c : kLimit;
+          float q = (c + kShift) - kShift + z;
+          q = q < lo ? lo : (q > hi ? hi : q);
+          y[i] = static_cast<Y>(v == v ? q : 0.0f);
+        }
+      });
     });
   };
   return std::make_unique<IntegerLoopNode>(run, "QuantizeLinear (own loop)", 0, -1);
@@ -322,20 +342,28 @@ std::unique_ptr<PreparedNode> prepare_integer_global_pool(const Graph& g, const 
         const X* x = ctx.in(0).as<X>();
         Y* y = ctx.out().as<Y>();
         if (!cl) {
-          for (int64_t p = 0; p < batches * C; ++p) {
-            int32_t sum = 0;
-            for (int64_t i = 0; i < plane; ++i) sum += static_cast<int32_t>(x[p * plane + i]);
-            y[p] = static_cast<Y>(mq(sum - offset, count));
-          }
+          parallel_ranges(batches * C, std::max<int64_t>(kLoopGrain / count, 1),
+                          [x, y, mq, plane, offset, count](int64_t begin, int64_t end, int) {
+                            for (int64_t p = begin; p < end; ++p) {
+                              int32_t sum = 0;
+                              for (int64_t i = 0; i < plane; ++i) sum += static_cast<int32_t>(x[p * plane + i]);
+                              y[p] = static_cast<Y>(mq(sum - offset, count));
+                            }
+                          });
           return;
         }
+        // Each thread sums a range of the channels into its part of the workspace's sums.
         auto* sums = reinterpret_cast<int32_t*>(ctx.workspace.data());
         for (int64_t b = 0; b < batches; ++b) {
-          std::memset(sums, 0, static_cast<size_t>(C) * sizeof(int32_t));
           const X* image = x + b * plane * C;
-          for (int64_t p = 0; p < plane; ++p)
-            for (int64_t c = 0; c < C; ++c) sums[c] += static_cast<int32_t>(image[p * C + c]);
-          for (int64_t c = 0; c < C; ++c) y[b * C + c] = static_cast<Y>(mq(sums[c] - offset, count));
+          parallel_ranges(C, std::max<int64_t>(kLoopGrain / count, 16),
+                          [image, y, sums, mq, plane, offset, count, b, C](int64_t begin, int64_t end, int) {
+                            std::memset(sums + begin, 0, static_cast<size_t>(end - begin) * sizeof(int32_t));
+                            for (int64_t p = 0; p < plane; ++p)
+                              for (int64_t c = begin; c < end; ++c) sums[c] += static_cast<int32_t>(image[p * C + c]);
+                            for (int64_t c = begin; c < end; ++c)
+                              y[b * C + c] = static_cast<Y>(mq(sums[c] - offset, count));
+                          });
         }
       });
     });
