@@ -347,6 +347,12 @@ KernelSet Executor::kernel_set_of(NodeId node) const {
   fail("node #{} is not in the execution order", node.index);
 }
 
+std::string Executor::fast_kernel_of(NodeId node) const {
+  for (const auto& step : state_->steps)
+    if (step.id == node) return step.fast ? step.fast->describe() : std::string();
+  fail("node #{} is not in the execution order", node.index);
+}
+
 int Executor::fast_node_count() const {
   int n = 0;
   for (const auto& step : state_->steps) n += step.fast ? 1 : 0;

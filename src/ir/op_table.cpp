@@ -237,13 +237,12 @@ using K = FastKernel;
 std::vector<OpRecord> make_table() {
   std::vector<OpRecord> t;
   // Elementwise, one operand.
-  for (std::string_view op :
-       {"Acos",   "Acosh", "Asin",  "Asinh",    "Atan",     "Atanh", "Ceil",           "Celu",  "Cos",
-        "Cosh",   "Erf",   "Floor", "Gelu",     "Log",      "Mish",  "Reciprocal",     "Round", "Selu",
-        "Shrink", "Sin",   "Sinh",  "Softplus", "Softsign", "Tan",   "ThresholdedRelu"})
+  for (std::string_view op : {"Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Celu", "Cos", "Cosh", "Gelu", "Mish",
+                              "Round", "Selu", "Shrink", "Sin", "Sinh", "Softsign", "Tan", "ThresholdedRelu"})
     t.push_back(shaped(unary(op), s::same));
-  // The fast executor runs these as one oneDNN eltwise each.
-  for (std::string_view op : {"Elu", "Exp", "Sqrt", "Tanh"})
+  // The fast executor runs these as one oneDNN eltwise each, or (no oneDNN algorithm: Erf,
+  // Log, ...) as its own loop of the reference's element function.
+  for (std::string_view op : {"Ceil", "Elu", "Erf", "Exp", "Floor", "Log", "Reciprocal", "Softplus", "Sqrt", "Tanh"})
     t.push_back(fast(shaped(unary(op), s::same), K::kActivation));
   for (std::string_view op : {"HardSwish", "LeakyRelu"})
     t.push_back(integer(fast(shaped(unary(op), s::same), K::kActivation), kFastRequantizing));
@@ -316,7 +315,8 @@ std::vector<OpRecord> make_table() {
                                                                 {"LessOrEqual", s::value_less_or_equal},
                                                                 {"GreaterOrEqual", s::value_greater_or_equal}})
     t.push_back(fast(shaped(broadcasting(op), s::broadcast_bool, value), kernel));
-  t.push_back(shaped(broadcasting("Pow", 1), s::broadcast));
+  // The fast set takes Pow by a constant scalar exponent as an activation of its base.
+  t.push_back(fast(shaped(broadcasting("Pow", 1), s::broadcast), K::kActivation));
   t.push_back(shaped(broadcasting("Where", 0, 3), s::where, s::value_where));
   for (auto [op, value, kernel] :
        std::initializer_list<Valued>{{"Max", s::value_max, K::kBinary}, {"Min", s::value_min, K::kBinary}})

@@ -3,8 +3,11 @@
 // The numbers are the reference's, an activation whose Conv output has another reader is
 // not fused, a heap run hands the forwarding node the Conv's buffer (and an elementwise
 // node the buffer of an input nothing reads afterwards), and a run inside the
-// fast plan is clean and bit-identical.
+// fast plan is clean and bit-identical. An erf GELU as exporters write it runs as one GELU in
+// its inner Mul.
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/buffer_provider.h"
@@ -181,6 +184,88 @@ TEST(FastFusion, ElementwiseNodesTakeTheBufferOfAnInputThatDies) {
   for (int64_t i = 0; i < got.elements(); ++i) EXPECT_NEAR(got.data<float>()[i], expected.data<float>()[i], 1e-5f) << i;
   EXPECT_EQ(heap.moves, 2);
   EXPECT_EQ(heap.live_bytes(), 0);
+}
+
+// GELU as torch.onnx writes it (below opset 20): Mul(Mul(x, Add(Erf(Div(x, √2)), 1)), ½), here
+// after an Add as in a transformer's MLP; `scaled` writes the Div as Mul(x, 1/√2), as other
+// converters do, and swaps operand orders. `x_read_after` gives x one reader more (an Add
+// after the GELU) and `add_read_twice` the Add's output.
+struct GeluGraph {
+  Graph g;
+  NodeId div, erf, add, mul, half;
+};
+GeluGraph gelu_graph(bool scaled, bool add_read_twice = false) {
+  GeluGraph n;
+  Graph& g = n.g;
+  const Shape shape{1, 6, 5, 4};
+  auto value = [&](const char* name) { return g.add_value({.name = name, .shape = shape, .roles = kNCHW}); };
+  auto scalar = [&](const char* name, double v) { return g.add_constant(name, ramp({}, static_cast<float>(v), 0, 1)); };
+  const ValueId in = g.add_input({.name = "in", .dtype = DType::kFloat32, .shape = shape, .roles = kNCHW});
+  const ValueId x = value("x"), d = value("d"), e = value("e"), a = value("a"), m = value("m"), y = value("y");
+  g.add_node({.name = "bias",
+              .op = "Add",
+              .inputs = {in, g.add_constant("b", ramp({1, 6, 1, 1}, -0.3f, 0.1f, 6))},
+              .outputs = {x}});
+  n.div = scaled ? g.add_node({.name = "div", .op = "Mul", .inputs = {scalar("r", std::sqrt(0.5)), x}, .outputs = {d}})
+                 : g.add_node({.name = "div", .op = "Div", .inputs = {x, scalar("s", std::sqrt(2.0))}, .outputs = {d}});
+  n.erf = g.add_node({.name = "erf", .op = "Erf", .inputs = {d}, .outputs = {e}});
+  n.add = g.add_node(
+      {.name = "add",
+       .op = "Add",
+       .inputs = scaled ? std::vector<ValueId>{scalar("one", 1), e} : std::vector<ValueId>{e, scalar("one", 1)},
+       .outputs = {a}});
+  n.mul = g.add_node({.name = "mul",
+                      .op = "Mul",
+                      .inputs = scaled ? std::vector<ValueId>{a, x} : std::vector<ValueId>{x, a},
+                      .outputs = {m}});
+  n.half = g.add_node({.name = "half", .op = "Mul", .inputs = {m, scalar("h", 0.5)}, .outputs = {y}});
+  if (add_read_twice) {
+    const ValueId z = value("z");
+    g.add_node({.name = "again", .op = "Add", .inputs = {y, a}, .outputs = {z}});
+    g.mark_output(z);
+  } else {
+    g.mark_output(y);
+  }
+  return n;
+}
+
+TEST(FastFusion, AnErfGeluIsOneGeluInItsInnerMul) {
+  for (bool scaled : {false, true}) {
+    SCOPED_TRACE(scaled ? "Mul by 1/sqrt(2)" : "Div by sqrt(2)");
+    const GeluGraph n = gelu_graph(scaled);
+    const std::vector<Tensor> inputs{ramp({1, 6, 5, 4}, -4.0f, 0.067f, 120)};
+    const Tensor expected = run_graph(n.g, inputs, {.kernels = KernelSet::kReference}).at(0);
+    const ExecOptions exec{.kernels = KernelSet::kFast, .threads = 1};
+    Executor fast(n.g, exec);
+    EXPECT_EQ(fast.fast_node_count(), 6) << fast.summary();
+    EXPECT_NE(fast.fast_kernel_of(n.mul).find("gelu (erf)"), std::string::npos) << fast.fast_kernel_of(n.mul);
+    for (NodeId skipped : {n.div, n.erf, n.add})
+      EXPECT_NE(fast.fast_kernel_of(skipped).find("nothing (the erf GELU's inner Mul"), std::string::npos);
+    EXPECT_NE(fast.fast_kernel_of(n.half).find("inner Mul's output"), std::string::npos);
+    const Tensor got = fast.run(inputs).at(0);
+    ASSERT_EQ(got.elements(), expected.elements());
+    for (int64_t i = 0; i < got.elements(); ++i)
+      EXPECT_NEAR(got.data<float>()[i], expected.data<float>()[i], 2e-6f + 2e-6f * std::fabs(expected.data<float>()[i]))
+          << i;
+    // Inside the fast plan (the skipped nodes' buffers planned, never written): clean.
+    const MemoryPlan plan = plan_for_kernels(n.g, builtin_profile("host"), exec);
+    const ArenaRunReport r = run_in_arena(n.g, plan, inputs, exec);
+    EXPECT_TRUE(r.clean()) << (r.differing_outputs.empty() ? r.failure : r.differing_outputs[0]);
+  }
+}
+
+// Where a value inside the GELU has another reader, its five nodes compute one by one (the
+// Erf as the fast set's loop of the reference's function), with the reference's numbers.
+TEST(FastFusion, AnErfGeluWhosePartsAreReadElsewhereIsNotFused) {
+  const GeluGraph n = gelu_graph(false, /*add_read_twice=*/true);
+  const std::vector<Tensor> inputs{ramp({1, 6, 5, 4}, -4.0f, 0.067f, 120)};
+  const Tensor expected = run_graph(n.g, inputs, {.kernels = KernelSet::kReference}).at(0);
+  Executor fast(n.g, {.kernels = KernelSet::kFast, .threads = 1});
+  EXPECT_EQ(fast.fast_node_count(), 7) << fast.summary();
+  EXPECT_EQ(fast.fast_kernel_of(n.mul).find("gelu"), std::string::npos) << fast.fast_kernel_of(n.mul);
+  EXPECT_NE(fast.fast_kernel_of(n.erf).find("Erf (memledger"), std::string::npos) << fast.fast_kernel_of(n.erf);
+  const Tensor got = fast.run(inputs).at(0);
+  for (int64_t i = 0; i < got.elements(); ++i) EXPECT_EQ(got.data<float>()[i], expected.data<float>()[i]) << i;
 }
 
 }  // namespace

@@ -199,7 +199,10 @@ FamilyCase family_case(const OpRecord& r) {
         out = {1, 1, 4, 6, 6};
       }
       break;
-    case FastKernel::kActivation:
+    case FastKernel::kActivation:  // Pow: by a constant scalar exponent
+      n.inputs = {input("x", image)};
+      if (r.is("", "Pow")) n.inputs.push_back(g.add_constant("e", ramp({}, 2.0f, 0.0f, 1)));
+      break;
     case FastKernel::kSoftmax:
     case FastKernel::kNone:
     case FastKernel::kTfliteConv:  // int8 only: tests/exec/fast_tflite_test.cpp
@@ -258,10 +261,11 @@ TEST(FastKernels, TheEltwiseTablesHoldOnlyTheOpTablesFamilies) {
   EXPECT_FALSE(exec::fast::activation_table_ops().empty());
   EXPECT_FALSE(exec::fast::binary_table_ops().empty());
   // Every activation the fast set runs has its reference function (Clip, whose bounds may be
-  // inputs, has a kernel of its own), the one the integer kernels tabulate too.
+  // inputs, and Pow, whose exponent is, have kernels of their own), the one the integer
+  // kernels tabulate too.
   const std::vector<std::string_view>& reference = exec::activation_function_ops();
   for (std::string_view name : exec::fast::activation_table_ops()) {
-    if (name == op::kClip) continue;
+    if (name == op::kClip || name == op::kPow) continue;
     EXPECT_NE(std::find(reference.begin(), reference.end(), name), reference.end()) << name;
   }
 }

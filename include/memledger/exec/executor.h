@@ -37,6 +37,9 @@ class Executor {
   const ExecOptions& options() const;
   // The set whose kernel runs `node` (fast only where the fast set takes it).
   KernelSet kernel_set_of(NodeId node) const;
+  // What the fast kernel of `node` runs ("binary jit:avx512_core", "gelu (erf) ...", "nothing
+  // (...)"), or empty where the reference kernel runs it.
+  std::string fast_kernel_of(NodeId node) const;
   // How many nodes the fast kernels run.
   int fast_node_count() const;
   // Whether `value`'s buffer holds its elements channels-last (NHWC) during a run: the fast

@@ -14,7 +14,7 @@
 #define MEMLEDGER_NAMED_OPS(X) \
   X(Abs) X(Add) X(BatchNormalization) X(Ceil) X(Clip) X(Concat) X(Conv) X(Div) \
   X(Elu) X(Erf) X(Exp) X(Expand) X(Floor) X(HardSigmoid) X(HardSwish) X(LeakyRelu) \
-  X(Log) X(Max) X(Min) X(Mul) X(Neg) X(Reciprocal) X(Relu) X(Reshape) \
+  X(Log) X(Max) X(Min) X(Mul) X(Neg) X(Pow) X(Reciprocal) X(Relu) X(Reshape) \
   X(Sigmoid) X(Softplus) X(Sqrt) X(Sub) X(Tanh) X(Tile) X(Unsqueeze)
 // clang-format on
 

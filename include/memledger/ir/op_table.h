@@ -67,7 +67,7 @@ enum class FastKernel : uint8_t {
   kGlobalPool,  // GlobalAveragePool, GlobalMaxPool
   kGemm,
   kMatMul,
-  kActivation,  // one oneDNN eltwise algorithm
+  kActivation,  // one oneDNN eltwise algorithm, or the reference's element function as exec/fast's own loop
   kBinary,      // one oneDNN binary algorithm over two operands
   kBatchNorm,
   kSoftmax,  // Softmax, LogSoftmax

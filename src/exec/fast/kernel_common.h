@@ -122,6 +122,13 @@ const Node* fused_conv_of(const Graph& g, const Node& node);
 std::unique_ptr<PreparedNode> forward_node(const Graph& g, const Node& n, int input);
 // A gate whose work its self-gated activation's Mul does: nothing to run.
 std::unique_ptr<PreparedNode> skipped_node();
+// A node of an erf GELU (ir/erf_gelu.h) whose work its inner Mul does: nothing to run for the
+// Div, the Erf and the Add, the inner Mul's output forwarded by the last Mul (by ½). Null for
+// the inner Mul itself and for a node of no GELU.
+std::unique_ptr<PreparedNode> erf_gelu_part(const Graph& g, const Node& n);
+// The inner Mul of an erf GELU as the whole GELU of x (oneDNN's erf GELU, fused()), when `mul`
+// is one and oneDNN has a fast GELU; else false, nothing prepared.
+bool prepare_erf_gelu(DnnlNode& node, const Graph& g, const Node& mul);
 
 // A Conv-like primitive (`pd`) between the node's plain buffers: its input reordered into
 // the workspace where the primitive wants another format, constant weights prepacked (or

@@ -12,8 +12,11 @@
 #include <string_view>
 #include <utility>
 
+#include "exec/activation_functions.h"
 #include "exec/fast/kernel_common.h"
+#include "exec/fast/parallel.h"
 #include "exec/fast/silu.h"
+#include "memledger/ir/erf_gelu.h"
 #include "memledger/ir/integer_node.h"
 #include "memledger/ir/op_names.h"
 #include "memledger/ir/self_gated.h"
@@ -21,19 +24,22 @@
 namespace memledger::exec::fast {
 namespace {
 
+// Elements per range of the own loops (a parallel region costs microseconds).
+constexpr int64_t kLoopGrain = 16384;
+
 // An activation or a self-gated activation's Mul fused into the Conv before it: input `input` (the Conv's
 // output) is already activated.
 class ForwardNode : public PreparedNode {
  public:
-  ForwardNode(std::string op, bool gated_mul, int64_t bytes, int input)
-      : op_(std::move(op)), gated_mul_(gated_mul), bytes_(bytes), input_(input) {}
+  ForwardNode(std::string description, bool gated_mul, int64_t bytes, int input)
+      : description_(std::move(description)), gated_mul_(gated_mul), bytes_(bytes), input_(input) {}
   int64_t workspace_bytes() const override { return 0; }
   void run(KernelContext& ctx) override {
     const std::byte* from = ctx.in(static_cast<size_t>(input_)).data;
     std::byte* to = ctx.out(0).data;
     if (from != to && bytes_ > 0) std::memmove(to, from, static_cast<size_t>(bytes_));
   }
-  std::string describe() const override { return op_ + " fused into the Conv before it"; }
+  std::string describe() const override { return description_; }
   bool keeps_in_place_promise() const override { return true; }
   bool relies_on_fusion() const override { return true; }
   // The gate (a SiLU's Sigmoid) relies on its Mul: computed here, by the Conv.
@@ -41,20 +47,25 @@ class ForwardNode : public PreparedNode {
   int forwarded_input() const override { return input_; }
 
  private:
-  std::string op_;
+  std::string description_;
   bool gated_mul_;  // a self-gated activation's Mul (not an activation node)
   int64_t bytes_;
   int input_;
 };
 
-// A gate whose work its self-gated activation's Mul does.
+// A node whose work another does: a gate's (its self-gated activation's Mul), or a part of
+// an erf GELU's (its inner Mul).
 class SkippedNode : public PreparedNode {
  public:
+  explicit SkippedNode(std::string description) : description_(std::move(description)) {}
   int64_t workspace_bytes() const override { return 0; }
   void run(KernelContext&) override {}
-  std::string describe() const override { return "nothing (the Mul it gates computes it)"; }
+  std::string describe() const override { return description_; }
   bool keeps_in_place_promise() const override { return true; }
   bool relies_on_fusion() const override { return true; }
+
+ private:
+  std::string description_;
 };
 
 // One eltwise step of `a` from `src` to `dst` (then its clip in place over dst).
@@ -83,7 +94,11 @@ namespace {
 
 // Which oneDNN eltwise algorithm computes each activation the op table marks for the fast
 // set (FastKernel::kActivation; tests/exec/fast_layout_test runs every one of them), and
-// its alpha and beta: fixed, or the node's attributes with these defaults.
+// its alpha and beta: fixed, or the node's attributes with these defaults. Where oneDNN has
+// no algorithm (undef: Erf, Log, ...), the fast set runs the reference kernels' element
+// function (exec/activation_functions.h) as its own loop over the flat buffer, on the run's
+// threads: the reference's bits, in either byte order, so a channels-last run goes on
+// through the node.
 struct ActivationEntry {
   std::string_view op;
   algorithm alg;
@@ -92,6 +107,8 @@ struct ActivationEntry {
   bool clip_to_unit = false;
   // From this opset on alpha and beta are the node's constant inputs 1 and 2 (Clip's bounds).
   int64_t bounds_as_inputs_since = 0;
+  // Pow: the exponent is the node's input 1, a constant float scalar (pow_activation).
+  bool exponent_input = false;
   // As a gate (ir/self_gated.h): the one algorithm x·gate(x) runs as (undef: none), with
   // its alpha, for a gate whose alpha and beta are `product_when` (any, when unset).
   algorithm product = algorithm::undef;
@@ -130,7 +147,26 @@ const ActivationEntry kActivations[] = {
      .alpha_attr = "min",
      .beta_attr = "max",
      .bounds_as_inputs_since = 11},
+    // x^e for a constant scalar e: the variance of an exported LayerNorm or the cube of a tanh
+    // GELU (convnext, vision transformers).
+    {.op = op::kPow, .alg = algorithm::eltwise_pow, .alpha = 1.0f, .exponent_input = true},
+    {.op = op::kErf, .alg = algorithm::undef},
+    {.op = op::kLog, .alg = algorithm::undef},
+    {.op = op::kReciprocal, .alg = algorithm::undef},
+    {.op = op::kFloor, .alg = algorithm::undef},
+    {.op = op::kCeil, .alg = algorithm::undef},
+    {.op = op::kSoftplus, .alg = algorithm::undef},
 };
+
+// x^e as the oneDNN algorithm that gives std::pow's bits where one does: x·x for e = 2 (the
+// square is exact in double, so powf rounds it as the product does), sqrt for 1/2, x for 1;
+// else oneDNN's pow (within its tolerance, not bit for bit).
+Activation pow_activation(float e) {
+  if (e == 2.0f) return {algorithm::eltwise_square};
+  if (e == 1.0f) return {algorithm::eltwise_linear, 1.0f, 0.0f};
+  if (e == 0.5f) return {algorithm::eltwise_sqrt};
+  return {algorithm::eltwise_pow, 1.0f, e};
+}
 
 // Which oneDNN binary algorithm computes each arithmetic operator the op table marks
 // FastKernel::kBinary (whether its operands may be swapped is the op table's).
@@ -171,6 +207,10 @@ std::vector<std::string_view> binary_table_ops() {
 Activation activation_of(const Graph& g, const Node& n) {
   const ActivationEntry* e = activation_entry(n);
   if (!e) not_fast("no activation " + n.op);
+  if (e->exponent_input) {
+    if (!has_in(n, 1)) not_fast("no exponent");
+    return pow_activation(constant_scalar(g, n, 1, 1.0f));
+  }
   if (e->bounds_as_inputs_since > 0 && g.opset >= e->bounds_as_inputs_since)
     return {e->alg, constant_scalar(g, n, 1, e->alpha), constant_scalar(g, n, 2, e->beta), e->clip_to_unit};
   const auto [alpha, beta] = attribute_parameters(*e, n);
@@ -238,11 +278,47 @@ const Node* fused_conv_of(const Graph& g, const Node& node) {
 
 std::unique_ptr<PreparedNode> forward_node(const Graph& g, const Node& n, int input) {
   const Value& in = in_value(g, n, static_cast<size_t>(input));
-  return std::make_unique<ForwardNode>(n.op, gated_input(g, n) >= 0,
+  return std::make_unique<ForwardNode>(n.op + " fused into the Conv before it", gated_input(g, n) >= 0,
                                        element_count(in.shape, in.name) * host_element_bytes(in.dtype), input);
 }
 
-std::unique_ptr<PreparedNode> skipped_node() { return std::make_unique<SkippedNode>(); }
+std::unique_ptr<PreparedNode> skipped_node() {
+  return std::make_unique<SkippedNode>("nothing (the Mul it gates computes it)");
+}
+
+std::unique_ptr<PreparedNode> erf_gelu_part(const Graph& g, const Node& n) {
+  const std::optional<ErfGelu> gelu = erf_gelu_of(g, n);
+  if (!gelu) return nullptr;
+  const NodeId self = g.value(n.outputs[0]).producer;
+  if (self == gelu->mul) return nullptr;
+  if (self != gelu->half) return std::make_unique<SkippedNode>("nothing (the erf GELU's inner Mul computes it)");
+  const Node& mul = g.node(gelu->mul);
+  const int input = n.inputs[0] == mul.outputs[0] ? 0 : 1;
+  const Value& in = in_value(g, n, static_cast<size_t>(input));
+  return std::make_unique<ForwardNode>("the erf GELU's inner Mul's output (it computes the GELU)", false,
+                                       element_count(in.shape, in.name) * host_element_bytes(in.dtype), input);
+}
+
+bool prepare_erf_gelu(DnnlNode& node, const Graph& g, const Node& mul) {
+  const std::optional<ErfGelu> gelu = match_erf_gelu(g, mul);
+  if (!gelu) return false;
+  const Value& xv = g.value(gelu->x);
+  const memory::dims flat{std::max<int64_t>(element_count(xv.shape, xv.name), 1)};
+  const memory::desc desc = plain_desc(flat, dt::f32);
+  const dnnl::eltwise_forward::desc eltwise(dnnl::prop_kind::forward_inference, algorithm::eltwise_gelu_erf, desc);
+  try {  // where oneDNN has no fast GELU, the five nodes compute one by one
+    (void)usable(dnnl::eltwise_forward::primitive_desc(eltwise, user_scratchpad_attr(), cpu_engine()), false);
+  } catch (const NotFast&) {
+    return false;
+  }
+  add_eltwise(node, node.input(gelu->mul_x, desc), node.output(0, desc), {algorithm::eltwise_gelu_erf}, "gelu (erf)");
+  // y = GELU(x) element by element from x alone: wherever the plan puts it over x or over
+  // the Add's output (never written), the node keeps it.
+  node.set_keeps_in_place_promise();
+  node.set_in_place_input(gelu->mul_x);
+  node.set_fused();
+  return true;
+}
 
 // The input x of `mul` (0 or 1) when `mul` is a self-gated activation's Mul, x·gate(x), whose gate
 // (gated_product) only that Mul reads, in float32 or (an integer Mul) in 8-bit codes; else -1.
@@ -275,12 +351,54 @@ void prepare_activation(DnnlNode& node, const Graph& g, const Node& n) {
   const Value& yv = out_value(g, n);
   require_f32(xv);
   if (xv.shape != yv.shape) not_fast("shape");
-  const memory::dims flat{std::max<int64_t>(element_count(xv.shape, xv.name), 1)};
-  add_eltwise(node, node.input(0, plain_desc(flat, dt::f32)), node.output(0, plain_desc(flat, dt::f32)),
-              activation_of(g, n), "eltwise");
+  const int64_t count = element_count(xv.shape, xv.name);
+  const Activation a = activation_of(g, n);
+  if (a.alg == algorithm::undef) {
+    const exec::ActivationFunction f = exec::activation_function(n);
+    if (!f) not_fast("no element function for " + n.op);
+    // Element by element from its own input: any split gives the same bits, in place too.
+    node.add_loop(
+        [f, count](KernelContext& ctx) {
+          const auto* x = reinterpret_cast<const float*>(ctx.in(0).data);
+          auto* y = reinterpret_cast<float*>(ctx.out(0).data);
+          parallel_ranges(count, kLoopGrain,
+                          [&](int64_t begin, int64_t end, int) { f(x + begin, y + begin, end - begin); });
+        },
+        n.op + " (memledger, the reference's element function)");
+  } else {
+    const memory::dims flat{std::max<int64_t>(count, 1)};
+    add_eltwise(node, node.input(0, plain_desc(flat, dt::f32)), node.output(0, plain_desc(flat, dt::f32)), a,
+                "eltwise");
+  }
   node.set_keeps_in_place_promise();
   node.set_in_place_input(0);
 }
+
+namespace {
+
+// Row-major operands: adjacent axes on which the broadcast operand `b` is alike (full on both,
+// or 1 on both) are one axis to oneDNN, after a leading 1. So a LayerNorm's mean over the last
+// axis, [1,56,56,1] against [1,56,56,96], is a per-channel operand of [1, 3136, 96], a form
+// oneDNN's jit binary takes (it refused the 4-d one for its reference kernel), and the
+// bytes are the same.
+void collapse_broadcast(memory::dims& y, memory::dims& b) {
+  memory::dims cy{1}, cb{1};
+  for (size_t i = 0; i < y.size(); ++i) {
+    if (y[i] == 1) continue;
+    const bool full = b[i] != 1;
+    if (cy.size() > 1 && (cb.back() != 1) == full) {
+      cy.back() *= y[i];
+      cb.back() *= b[i];
+    } else {
+      cy.push_back(y[i]);
+      cb.push_back(b[i]);
+    }
+  }
+  y = std::move(cy);
+  b = std::move(cb);
+}
+
+}  // namespace
 
 void prepare_binary(DnnlNode& node, const Graph& g, const Node& n, const PrepareOptions& options) {
   const auto op =
@@ -301,6 +419,7 @@ void prepare_binary(DnnlNode& node, const Graph& g, const Node& n, const Prepare
   b.insert(b.begin(), y.size() - b.size(), 1);
   // Channels-last: the full-shape operands are, and a broadcast one has one byte order.
   const bool cl = channels_last(options, n.outputs[0]);
+  if (!cl) collapse_broadcast(y, b);
   const memory src0 = node.input(first, act_desc(y, cl));
   const memory src1 = node.input(second, act_desc(b, cl));
   const memory dst = node.output(0, act_desc(y, cl));
@@ -317,6 +436,8 @@ const Node* post_op_node(const Graph& g, const Node& conv) { return fusable_acti
 
 const Node* fusion_partner(const Graph& g, const Node& n) {
   if (const Node* mul = gated_mul_of(g, n)) return mul;
+  if (const std::optional<ErfGelu> gelu = erf_gelu_of(g, n); gelu && &g.node(gelu->mul) != &n)
+    return &g.node(gelu->mul);
   return fused_conv_of(g, n);
 }
 

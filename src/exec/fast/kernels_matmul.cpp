@@ -1,6 +1,10 @@
 // The fast Gemm and MatMul: oneDNN's matmul (brgemm on AVX-512), or, where oneDNN has only
 // gemm-based matmuls (below AVX-512: they pack through malloc, behind the plan's back), its
 // 1×1 convolution over the rows (fast/isa.h).
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
 #include "exec/fast/kernel_common.h"
 
 namespace memledger::exec::fast {
@@ -139,6 +143,15 @@ void prepare_matmul(DnnlNode& node, const Graph& g, const Node& n, const Prepare
   y[rank - 2] = a[rank - 2];
   y[rank - 1] = b[rank - 1];
   if (rank > 12) not_fast("rank over 12");
+  // b the same for every batch (weights, mostly): the rows of all of a's batches are one
+  // product, [P·M, K]·[K, N], the same bytes. oneDNN ran torch's attention in-projection,
+  // x [197, 1, 768] by [768, 2304], as 197 products of one row each: 20 ms against 5 ms.
+  if (rank > 2 && std::all_of(b.begin(), b.end() - 2, [](int64_t d) { return d == 1; })) {
+    const int64_t rows = std::accumulate(a.begin(), a.end() - 1, int64_t{1}, std::multiplies<>());
+    a = {rows, a[rank - 1]};
+    b = {b[rank - 2], b[rank - 1]};
+    y = {rows, y[rank - 1]};
+  }
   const memory A = node.input(0, plain_desc(a, dt::f32));
   const memory B = node.input(1, plain_desc(b, dt::f32));
   const Value& bv = in_value(g, n, 1);

@@ -151,10 +151,13 @@ std::unique_ptr<PreparedNode> prepare(const Graph& g, const Node& n, const Prepa
       case FastKernel::kActivation:
         if (options.fuse && gated_mul_of(g, n)) return skipped_node();
         if (options.fuse && fused_conv_of(g, n)) return forward_node(g, n, 0);
+        if (auto part = options.fuse ? erf_gelu_part(g, n) : nullptr) return part;
         prepare_activation(*node, g, n);
         break;
       case FastKernel::kBinary:
         if (const int f = options.fuse ? forwarded_input(g, n) : -1; f >= 0) return forward_node(g, n, f);
+        if (auto part = options.fuse ? erf_gelu_part(g, n) : nullptr) return part;
+        if (options.fuse && prepare_erf_gelu(*node, g, n)) break;
         if (const int x = options.fuse ? gated_input(g, n) : -1; x >= 0)
           prepare_gated(*node, g, n, x);
         else
