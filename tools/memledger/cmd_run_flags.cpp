@@ -42,9 +42,8 @@ void register_run(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"fast", "reference"}))
       ->capture_default_str();
   command
-      ->add_option(
-          "--threads", options->threads,
-          "threads of the fast kernels' oneDNN primitives (the fast set's own loops run on one); 0: every core")
+      ->add_option("--threads", options->threads,
+                   "threads of the fast kernels (oneDNN's primitives and the fast set's own loops); 0: every core")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   command->add_flag("--no-prepack", options->no_prepack,
