@@ -1,10 +1,12 @@
 // The fast Gemm and MatMul: oneDNN's matmul (brgemm on AVX-512), or, where oneDNN has only
 // gemm-based matmuls (below AVX-512: they pack through malloc, behind the plan's back), its
-// 1×1 convolution over the rows (fast/isa.h).
+// 1×1 convolution over the rows (fast/isa.h), or for a batched product of two activations
+// there the fast set's own loop (fast/batched_product.h).
 #include <algorithm>
 #include <functional>
 #include <numeric>
 
+#include "exec/fast/batched_product.h"
 #include "exec/fast/kernel_common.h"
 
 namespace memledger::exec::fast {
@@ -155,8 +157,20 @@ void prepare_matmul(DnnlNode& node, const Graph& g, const Node& n, const Prepare
   const memory A = node.input(0, plain_desc(a, dt::f32));
   const memory B = node.input(1, plain_desc(b, dt::f32));
   const Value& bv = in_value(g, n, 1);
-  add_matmul(node, A, B, {}, node.output(0, plain_desc(y, dt::f32)), user_scratchpad_attr(),
-             bv.is_constant() ? &bv : nullptr, options);
+  try {
+    add_matmul(node, A, B, {}, node.output(0, plain_desc(y, dt::f32)), user_scratchpad_attr(),
+               bv.is_constant() ? &bv : nullptr, options);
+  } catch (const NotFast& e) {
+    // Batched and below AVX-512 (an attention's products of two activations): the fast set's
+    // own loop (fast/batched_product.h).
+    if (!batched_product_available()) throw;
+    node.add_loop(
+        [shape = BatchedProduct{a, b, y}](KernelContext& ctx) {
+          batched_product(shape, reinterpret_cast<const float*>(ctx.in(0).data),
+                          reinterpret_cast<const float*>(ctx.in(1).data), reinterpret_cast<float*>(ctx.out(0).data));
+        },
+        "batched product (memledger, avx2; oneDNN refused: " + e.why + ")");
+  }
 }
 
 }  // namespace memledger::exec::fast

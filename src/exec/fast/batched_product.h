@@ -1,0 +1,28 @@
+// The fast set's own batched matrix product, y[b] = a[b]·b[b] over broadcast batch axes, for
+// where oneDNN 2.6 has none fit to run: below AVX-512 its matmuls are gemm-based (they pack
+// through malloc, behind the plan's back), and a product of two activations, an attention's
+// Q·Kᵀ and softmax·V, has no constant weights for the 1×1 convolution that stands in for the
+// others (kernels_matmul.cpp). AVX2 with FMA: four rows by sixteen columns of y in registers,
+// each element summed over k in order by fused multiply-adds from zero, so an element's bits
+// depend on its operands alone (not on the row or column blocking, the tails, or the thread
+// split): the same on one thread as on many. No workspace. Internal to exec/fast.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace memledger::exec::fast {
+
+// Row-major operands of one rank (at least 2): a [..., M, K], b [..., K, N], y [..., M, N],
+// each batch axis of a and b either y's or 1.
+struct BatchedProduct {
+  std::vector<int64_t> a, b, y;
+};
+
+// Whether the loop runs on this machine (the effective ISA has AVX2 and FMA).
+bool batched_product_available();
+
+// y = a·b over the batches; on the run's threads (fast/parallel.h).
+void batched_product(const BatchedProduct& shape, const float* a, const float* b, float* y);
+
+}  // namespace memledger::exec::fast

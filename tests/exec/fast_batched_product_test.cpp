@@ -1,0 +1,71 @@
+// The fast set's own batched product (exec/fast/batched_product.h): each element the fused
+// multiply-adds of its row and column in k order, whatever the blocking, the tails and the
+// threads; and a MatMul of two activations with batch axes runs fast on every ISA (oneDNN's
+// matmul on AVX-512, this loop below it), inside its arena too.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "exec/fast/batched_product.h"
+#include "exec/fast/isa.h"
+#include "memledger/exec/arena_run.h"
+#include "memledger/exec/compare.h"
+#include "memledger/exec/executor.h"
+#include "memledger/exec/interpreter.h"
+#include "passes/pass_test_util.h"
+
+namespace memledger {
+namespace {
+
+using testing::ramp;
+
+TEST(FastBatchedProduct, EachElementIsItsFusedMultiplyAddsInOrder) {
+  if (exec::fast::effective_isa() == exec::fast::Isa::kOlder) {  // no AVX2: the loop is not there to run
+    EXPECT_FALSE(exec::fast::batched_product_available());
+    return;
+  }
+  // a [2,3,37,21] against b [2,1,21,45] (b's batch axis 1 broadcast): four-row blocks and a
+  // tail of one row, sixteen-column blocks and a tail of thirteen.
+  const exec::fast::BatchedProduct shape{{2, 3, 37, 21}, {2, 1, 21, 45}, {2, 3, 37, 45}};
+  const Tensor a = ramp({2, 3, 37, 21}, -1.3f, 0.0173f, 151), b = ramp({2, 1, 21, 45}, -0.9f, 0.0131f, 97);
+  std::vector<float> y(2 * 3 * 37 * 45, -1.0f);
+  exec::fast::batched_product(shape, a.data<float>().data(), b.data<float>().data(), y.data());
+  for (int n = 0; n < 2; ++n)
+    for (int c = 0; c < 3; ++c)
+      for (int i = 0; i < 37; ++i)
+        for (int j = 0; j < 45; ++j) {
+          float want = 0;
+          for (int k = 0; k < 21; ++k)
+            want = std::fma(a.data<float>()[((n * 3 + c) * 37 + i) * 21 + k], b.data<float>()[(n * 21 + k) * 45 + j],
+                            want);
+          ASSERT_EQ(y[((n * 3 + c) * 37 + i) * 45 + j], want) << n << "," << c << "," << i << "," << j;
+        }
+}
+
+// Q·Kᵀ of an attention: two activations, batched over heads.
+TEST(FastBatchedProduct, AMatMulOfTwoActivationsRunsFastOnEveryIsa) {
+  Graph g;
+  const ValueId q = g.add_input({.name = "q", .dtype = DType::kFloat32, .shape = {1, 4, 19, 8}});
+  const ValueId k = g.add_input({.name = "k", .dtype = DType::kFloat32, .shape = {1, 4, 8, 19}});
+  const ValueId y = g.add_value({.name = "y", .shape = {1, 4, 19, 19}});
+  g.add_node({.name = "qk", .op = "MatMul", .inputs = {q, k}, .outputs = {y}});
+  g.mark_output(y);
+  const std::vector<Tensor> inputs{ramp({1, 4, 19, 8}, -1.0f, 0.031f, 77), ramp({1, 4, 8, 19}, -0.8f, 0.027f, 61)};
+  const Tensor want = run_graph(g, inputs, {.kernels = KernelSet::kReference}).at(0);
+  const ExecOptions one{.kernels = KernelSet::kFast, .threads = 1};
+  Executor fast(g, one);
+  ASSERT_EQ(fast.fast_node_count(), 1) << fast.summary();
+  const bool own = exec::fast::effective_isa() != exec::fast::Isa::kAvx512;
+  EXPECT_EQ(fast.fast_kernel_of(g.order().at(0)).find("batched product (memledger") != std::string::npos, own)
+      << fast.fast_kernel_of(g.order().at(0));
+  const Tensor got = fast.run(inputs).at(0);
+  EXPECT_EQ(compare_tensors(got, want, 1e-5, 1e-6).mismatches, 0);
+  Executor two(g, {.kernels = KernelSet::kFast, .threads = 2});
+  const Tensor got2 = two.run(inputs).at(0);
+  EXPECT_EQ(compare_tensors(got2, got, 0, 0).mismatches, 0);
+  const ArenaRunReport r = run_in_arena(g, plan_for_kernels(g, builtin_profile("host"), one), inputs, one);
+  EXPECT_TRUE(r.clean()) << (r.differing_outputs.empty() ? r.failure : r.differing_outputs[0]);
+}
+
+}  // namespace
+}  // namespace memledger
