@@ -15,6 +15,14 @@ memledger_cli_test(run.int8_arena_fit_mobilenet_v2 NEEDS ${INT8_MOBILENET}
   OUTPUT "fit plan on 'mcu': fits: arena" "arena bytes [0-9]+ = the fit's planned bytes [0-9]+"
          "guard violations: 0" "untouched workspaces: 0"
          "outputs: bit-identical to the ordinary run \\(1 of 1\\)")
+# The aim of issue 35 (below MCUNetV2's 172 kB with at most 20 % extra MACs): asked for it, fit
+# reaches it by patches of patches and the plan runs in exactly its bytes, in int8.
+memledger_cli_test(run.int8_arena_fit_mobilenet_v2_at_the_aim NEEDS ${INT8_MOBILENET}
+  ARGS run ${INT8_MOBILENET} --input ${INT8_MOBILENET_INPUT} --arena --fit --device mcu --capacity 172032
+       --kernels reference
+  OUTPUT "fit plan on 'mcu': fits: arena [0-9.]+ KiB \\([0-9]+ B\\) within 168[.]00 KiB \\(172032 B\\) after patches of patches"
+         "extra MACs \\+[0-9.]+ M \\(\\+1?[0-9][.][0-9]%\\)" "arena bytes [0-9]+ = the fit's planned bytes [0-9]+"
+         "guard violations: 0" "untouched workspaces: 0" "outputs: bit-identical to the ordinary run \\(1 of 1\\)")
 # The fast kernels plan the fit's graph with their own contracts: oneDNN's int8 Convs (with
 # int8 dot products) or exact f32 Convs (without) declare workspaces and drop in-place
 # promises a device's kernels keep, which takes their arena past the MCU's 256 KiB; the nodes

@@ -1,13 +1,11 @@
-// The fast set's own batched product (exec/fast/batched_product.h): each element the fused
-// multiply-adds of its row and column in k order, whatever the blocking, the tails and the
-// threads; and a MatMul of two activations with batch axes runs fast on every ISA (oneDNN's
-// matmul on AVX-512, this loop below it), inside its arena too.
+// The fast set's batched product (exec/fast/batched_product.h): the reference product batch by
+// batch, its bits on any number of threads; and a MatMul of two activations with batch axes runs
+// fast on every ISA (oneDNN's matmul on AVX-512, this loop below it), inside its arena too.
 #include <gtest/gtest.h>
-
-#include <cmath>
 
 #include "exec/fast/batched_product.h"
 #include "exec/fast/isa.h"
+#include "exec/fast/prepared_node.h"
 #include "memledger/exec/arena_run.h"
 #include "memledger/exec/compare.h"
 #include "memledger/exec/executor.h"
@@ -19,27 +17,25 @@ namespace {
 
 using testing::ramp;
 
-TEST(FastBatchedProduct, EachElementIsItsFusedMultiplyAddsInOrder) {
-  if (exec::fast::effective_isa() == exec::fast::Isa::kOlder) {  // no AVX2: the loop is not there to run
-    EXPECT_FALSE(exec::fast::batched_product_available());
-    return;
+// a [2,3,37,21] against b [2,1,21,45] (b's batch axis 1 broadcast): the reference MatMul's bits,
+// on one thread and on two.
+TEST(FastBatchedProduct, IsTheReferenceProductBatchByBatch) {
+  Graph g;
+  const ValueId a = g.add_input({.name = "a", .dtype = DType::kFloat32, .shape = {2, 3, 37, 21}});
+  const ValueId b = g.add_input({.name = "b", .dtype = DType::kFloat32, .shape = {2, 1, 21, 45}});
+  const ValueId y = g.add_value({.name = "y", .shape = {2, 3, 37, 45}});
+  g.add_node({.name = "ab", .op = "MatMul", .inputs = {a, b}, .outputs = {y}});
+  g.mark_output(y);
+  const std::vector<Tensor> inputs{ramp({2, 3, 37, 21}, -1.3f, 0.0173f, 151), ramp({2, 1, 21, 45}, -0.9f, 0.0131f, 97)};
+  const Tensor want = run_graph(g, inputs, {.kernels = KernelSet::kReference}).at(0);
+  for (int threads : {1, 2}) {
+    std::vector<float> got(want.elements(), -1.0f);
+    exec::fast::set_threads(threads);
+    exec::fast::batched_product({{2, 3, 37, 21}, {2, 1, 21, 45}, {2, 3, 37, 45}}, inputs[0].data<float>().data(),
+                                inputs[1].data<float>().data(), got.data());
+    for (int64_t i = 0; i < want.elements(); ++i) ASSERT_EQ(got[i], want.data<float>()[i]) << threads << ": " << i;
   }
-  // a [2,3,37,21] against b [2,1,21,45] (b's batch axis 1 broadcast): four-row blocks and a
-  // tail of one row, sixteen-column blocks and a tail of thirteen.
-  const exec::fast::BatchedProduct shape{{2, 3, 37, 21}, {2, 1, 21, 45}, {2, 3, 37, 45}};
-  const Tensor a = ramp({2, 3, 37, 21}, -1.3f, 0.0173f, 151), b = ramp({2, 1, 21, 45}, -0.9f, 0.0131f, 97);
-  std::vector<float> y(2 * 3 * 37 * 45, -1.0f);
-  exec::fast::batched_product(shape, a.data<float>().data(), b.data<float>().data(), y.data());
-  for (int n = 0; n < 2; ++n)
-    for (int c = 0; c < 3; ++c)
-      for (int i = 0; i < 37; ++i)
-        for (int j = 0; j < 45; ++j) {
-          float want = 0;
-          for (int k = 0; k < 21; ++k)
-            want = std::fma(a.data<float>()[((n * 3 + c) * 37 + i) * 21 + k], b.data<float>()[(n * 21 + k) * 45 + j],
-                            want);
-          ASSERT_EQ(y[((n * 3 + c) * 37 + i) * 45 + j], want) << n << "," << c << "," << i << "," << j;
-        }
+  exec::fast::set_threads(1);
 }
 
 // Q·Kᵀ of an attention: two activations, batched over heads.
@@ -55,7 +51,7 @@ TEST(FastBatchedProduct, AMatMulOfTwoActivationsRunsFastOnEveryIsa) {
   const ExecOptions one{.kernels = KernelSet::kFast, .threads = 1};
   Executor fast(g, one);
   ASSERT_EQ(fast.fast_node_count(), 1) << fast.summary();
-  const bool own = exec::fast::effective_isa() != exec::fast::Isa::kAvx512;
+  const bool own = exec::fast::effective_isa() != exec::fast::Isa::kAvx512;  // else oneDNN's brgemm matmul
   EXPECT_EQ(fast.fast_kernel_of(g.order().at(0)).find("batched product (memledger") != std::string::npos, own)
       << fast.fast_kernel_of(g.order().at(0));
   const Tensor got = fast.run(inputs).at(0);

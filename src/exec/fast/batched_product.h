@@ -1,11 +1,11 @@
-// The fast set's own batched matrix product, y[b] = a[b]·b[b] over broadcast batch axes, for
-// where oneDNN 2.6 has none fit to run: below AVX-512 its matmuls are gemm-based (they pack
-// through malloc, behind the plan's back), and a product of two activations, an attention's
-// Q·Kᵀ and softmax·V, has no constant weights for the 1×1 convolution that stands in for the
-// others (kernels_matmul.cpp). AVX2 with FMA: four rows by sixteen columns of y in registers,
-// each element summed over k in order by fused multiply-adds from zero, so an element's bits
-// depend on its operands alone (not on the row or column blocking, the tails, or the thread
-// split): the same on one thread as on many. No workspace. Internal to exec/fast.
+// A batched matrix product, y[b] = a[b]·b[b] over broadcast batch axes, for where oneDNN 2.6
+// has none fit to run: below AVX-512 its matmuls are gemm-based (they pack through malloc,
+// behind the plan's back), and a product of two activations, an attention's Q·Kᵀ and
+// softmax·V, has no constant weights for the 1×1 convolution that stands in for the others
+// (kernels_matmul.cpp). Each batch is the reference kernels' own product (exec/gemm.h, its
+// AVX2+FMA clone where the processor has it: near that ISA's peak), the batches split over
+// the run's threads, so the bits are the reference kernel's on any number of threads. No
+// workspace. Internal to exec/fast.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +18,6 @@ namespace memledger::exec::fast {
 struct BatchedProduct {
   std::vector<int64_t> a, b, y;
 };
-
-// Whether the loop runs on this machine (the effective ISA has AVX2 and FMA).
-bool batched_product_available();
 
 // y = a·b over the batches; on the run's threads (fast/parallel.h).
 void batched_product(const BatchedProduct& shape, const float* a, const float* b, float* y);

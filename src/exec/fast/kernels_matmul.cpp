@@ -1,7 +1,7 @@
 // The fast Gemm and MatMul: oneDNN's matmul (brgemm on AVX-512), or, where oneDNN has only
 // gemm-based matmuls (below AVX-512: they pack through malloc, behind the plan's back), its
 // 1×1 convolution over the rows (fast/isa.h), or for a batched product of two activations
-// there the fast set's own loop (fast/batched_product.h).
+// there the reference's product per batch on the run's threads (fast/batched_product.h).
 #include <algorithm>
 #include <functional>
 #include <numeric>
@@ -161,15 +161,14 @@ void prepare_matmul(DnnlNode& node, const Graph& g, const Node& n, const Prepare
     add_matmul(node, A, B, {}, node.output(0, plain_desc(y, dt::f32)), user_scratchpad_attr(),
                bv.is_constant() ? &bv : nullptr, options);
   } catch (const NotFast& e) {
-    // Batched and below AVX-512 (an attention's products of two activations): the fast set's
-    // own loop (fast/batched_product.h).
-    if (!batched_product_available()) throw;
+    // Batched and below AVX-512 (an attention's products of two activations): the reference
+    // kernels' product a batch at a time, on the run's threads (fast/batched_product.h).
     node.add_loop(
         [shape = BatchedProduct{a, b, y}](KernelContext& ctx) {
           batched_product(shape, reinterpret_cast<const float*>(ctx.in(0).data),
                           reinterpret_cast<const float*>(ctx.in(1).data), reinterpret_cast<float*>(ctx.out(0).data));
         },
-        "batched product (memledger, avx2; oneDNN refused: " + e.why + ")");
+        "batched product (memledger, the reference's product per batch; oneDNN refused: " + e.why + ")");
   }
 }
 
