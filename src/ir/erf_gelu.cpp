@@ -30,6 +30,9 @@ int other_than_constant(const Graph& g, const Node& n, double want) {
   return -1;
 }
 
+// Input `index` of `n` is `v` (false for index -1).
+bool is_input(const Node& n, int index, ValueId v) { return index >= 0 && n.inputs[static_cast<size_t>(index)] == v; }
+
 // `v` is read by `reader` only, and is no graph output.
 bool read_once_by(const Graph& g, ValueId v, const Node& reader) {
   if (g.is_graph_output(v)) return false;
@@ -64,14 +67,12 @@ std::optional<ErfGelu> match_erf_gelu(const Graph& g, const Node& mul) {
       div = nullptr;
     if (!div) {
       div = producer_op(g, d, op::kMul);
-      if (div && (other_than_constant(g, *div, std::sqrt(0.5)) < 0 ||
-                  div->inputs[static_cast<size_t>(other_than_constant(g, *div, std::sqrt(0.5)))] != x))
-        div = nullptr;
+      if (div && !is_input(*div, other_than_constant(g, *div, std::sqrt(0.5)), x)) div = nullptr;
     }
     if (!div) continue;
     const Node* half = only_reader(g, mul);
-    if (!half || !half->domain.empty() || half->op != op::kMul || other_than_constant(g, *half, 0.5) < 0 ||
-        half->inputs[static_cast<size_t>(other_than_constant(g, *half, 0.5))] != mul.outputs[0])
+    if (!half || !half->domain.empty() || half->op != op::kMul ||
+        !is_input(*half, other_than_constant(g, *half, 0.5), mul.outputs[0]))
       continue;
     if (!read_once_by(g, d, *erf) || !read_once_by(g, e, *add) || !read_once_by(g, a, mul) ||
         !read_once_by(g, mul.outputs[0], *half))

@@ -17,15 +17,21 @@ namespace {
 
 using testing::ramp;
 
+// y = MatMul(a, b) of two graph inputs.
+Graph matmul_graph(const Shape& a, const Shape& b, const Shape& y) {
+  Graph g;
+  const ValueId av = g.add_input({.name = "a", .dtype = DType::kFloat32, .shape = a});
+  const ValueId bv = g.add_input({.name = "b", .dtype = DType::kFloat32, .shape = b});
+  const ValueId yv = g.add_value({.name = "y", .shape = y});
+  g.add_node({.name = "ab", .op = "MatMul", .inputs = {av, bv}, .outputs = {yv}});
+  g.mark_output(yv);
+  return g;
+}
+
 // a [2,3,37,21] against b [2,1,21,45] (b's batch axis 1 broadcast): the reference MatMul's bits,
 // on one thread and on two.
 TEST(FastBatchedProduct, IsTheReferenceProductBatchByBatch) {
-  Graph g;
-  const ValueId a = g.add_input({.name = "a", .dtype = DType::kFloat32, .shape = {2, 3, 37, 21}});
-  const ValueId b = g.add_input({.name = "b", .dtype = DType::kFloat32, .shape = {2, 1, 21, 45}});
-  const ValueId y = g.add_value({.name = "y", .shape = {2, 3, 37, 45}});
-  g.add_node({.name = "ab", .op = "MatMul", .inputs = {a, b}, .outputs = {y}});
-  g.mark_output(y);
+  const Graph g = matmul_graph({2, 3, 37, 21}, {2, 1, 21, 45}, {2, 3, 37, 45});
   const std::vector<Tensor> inputs{ramp({2, 3, 37, 21}, -1.3f, 0.0173f, 151), ramp({2, 1, 21, 45}, -0.9f, 0.0131f, 97)};
   const Tensor want = run_graph(g, inputs, {.kernels = KernelSet::kReference}).at(0);
   for (int threads : {1, 2}) {
@@ -40,12 +46,7 @@ TEST(FastBatchedProduct, IsTheReferenceProductBatchByBatch) {
 
 // Q·Kᵀ of an attention: two activations, batched over heads.
 TEST(FastBatchedProduct, AMatMulOfTwoActivationsRunsFastOnEveryIsa) {
-  Graph g;
-  const ValueId q = g.add_input({.name = "q", .dtype = DType::kFloat32, .shape = {1, 4, 19, 8}});
-  const ValueId k = g.add_input({.name = "k", .dtype = DType::kFloat32, .shape = {1, 4, 8, 19}});
-  const ValueId y = g.add_value({.name = "y", .shape = {1, 4, 19, 19}});
-  g.add_node({.name = "qk", .op = "MatMul", .inputs = {q, k}, .outputs = {y}});
-  g.mark_output(y);
+  const Graph g = matmul_graph({1, 4, 19, 8}, {1, 4, 8, 19}, {1, 4, 19, 19});
   const std::vector<Tensor> inputs{ramp({1, 4, 19, 8}, -1.0f, 0.031f, 77), ramp({1, 4, 8, 19}, -0.8f, 0.027f, 61)};
   const Tensor want = run_graph(g, inputs, {.kernels = KernelSet::kReference}).at(0);
   const ExecOptions one{.kernels = KernelSet::kFast, .threads = 1};

@@ -182,7 +182,7 @@ void DnnlNode::run(KernelContext& ctx) {
     const float* x =
         silu_input_ < 0 ? y : reinterpret_cast<const float*>(ctx.in(static_cast<size_t>(silu_input_)).data);
     // Ranges of whole vectors (16 floats): each element takes the same operations either way.
-    parallel_ranges(silu_elements_, 16384,
+    parallel_ranges(silu_elements_, kLoopGrain,
                     [&](int64_t begin, int64_t end, int) { silu(x + begin, y + begin, end - begin); });
   }
 }

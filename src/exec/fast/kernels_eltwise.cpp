@@ -24,9 +24,6 @@
 namespace memledger::exec::fast {
 namespace {
 
-// Elements per range of the own loops (a parallel region costs microseconds).
-constexpr int64_t kLoopGrain = 16384;
-
 // An activation or a self-gated activation's Mul fused into the Conv before it: input `input` (the Conv's
 // output) is already activated.
 class ForwardNode : public PreparedNode {
@@ -305,13 +302,11 @@ bool prepare_erf_gelu(DnnlNode& node, const Graph& g, const Node& mul) {
   const Value& xv = g.value(gelu->x);
   const memory::dims flat{std::max<int64_t>(element_count(xv.shape, xv.name), 1)};
   const memory::desc desc = plain_desc(flat, dt::f32);
-  const dnnl::eltwise_forward::desc eltwise(dnnl::prop_kind::forward_inference, algorithm::eltwise_gelu_erf, desc);
-  try {  // where oneDNN has no fast GELU, the five nodes compute one by one
-    (void)usable(dnnl::eltwise_forward::primitive_desc(eltwise, user_scratchpad_attr(), cpu_engine()), false);
+  try {  // where oneDNN has no fast GELU, the five nodes compute one by one (a step is added only once made)
+    add_eltwise(node, node.input(gelu->mul_x, desc), node.output(0, desc), {algorithm::eltwise_gelu_erf}, "gelu (erf)");
   } catch (const NotFast&) {
     return false;
   }
-  add_eltwise(node, node.input(gelu->mul_x, desc), node.output(0, desc), {algorithm::eltwise_gelu_erf}, "gelu (erf)");
   // y = GELU(x) element by element from x alone: wherever the plan puts it over x or over
   // the Add's output (never written), the node keeps it.
   node.set_keeps_in_place_promise();

@@ -23,8 +23,6 @@ namespace memledger::exec::fast {
 namespace {
 
 constexpr double kExactFloatBound = 16777216.0;  // 2^24: every integer up to it is a float
-// Elements per thread at least in the loops around the primitive (fast/parallel.h).
-constexpr int64_t kLoopGrain = 16384;
 
 // Strides of `d` ([N, C, spatial...]) with the channels innermost (NHWC for 4-d, NWC, NDHWC).
 memory::dims channels_last_strides(const memory::dims& d) {

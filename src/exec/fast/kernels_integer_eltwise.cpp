@@ -27,10 +27,6 @@
 namespace memledger::exec::fast {
 namespace {
 
-// Elements per thread at least (fast/parallel.h): 16 K bytes of an 8-bit loop take a few
-// microseconds, about what a parallel region costs to start.
-constexpr int64_t kLoopGrain = 16384;
-
 // A node run by one of the loops below.
 class IntegerLoopNode : public PreparedNode {
  public:

@@ -17,6 +17,11 @@ namespace memledger::exec::fast {
 // rows were planned for that many).
 int loop_threads(int64_t count, int64_t grain, int cap = 1 << 30);
 
+// The grain of the own element loops: 16 K elements (of an 8-bit loop, 16 K bytes) take a few
+// microseconds, about what a parallel region costs to start. A multiple of 16, so a range of a
+// vector loop (SiLU's) holds whole vectors.
+inline constexpr int64_t kLoopGrain = 16384;
+
 // body(begin, end, thread) over [0, count) in contiguous ranges, one per thread (thread in
 // [0, loop_threads(count, grain, cap))); each range's bounds are multiples of `grain` but the
 // last's end. One range runs on the calling thread, without a parallel region. The body must
