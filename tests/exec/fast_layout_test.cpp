@@ -270,5 +270,25 @@ TEST(FastKernels, TheEltwiseTablesHoldOnlyTheOpTablesFamilies) {
   }
 }
 
+// Pow takes the fast set only by a constant scalar exponent: by another activation it runs on the
+// reference kernels, saying why; by 3 it is oneDNN's pow, within its tolerance.
+TEST(FastKernels, PowIsFastOnlyByAConstantScalarExponent) {
+  for (bool constant : {true, false}) {
+    Graph g;
+    const ValueId x = g.add_input({.name = "x", .dtype = DType::kFloat32, .shape = {1, 4, 6, 6}, .roles = kNCHW});
+    const ValueId e = constant ? g.add_constant("e", ramp({}, 3.0f, 0.0f, 1))
+                               : g.add_input({.name = "e", .dtype = DType::kFloat32, .shape = {}});
+    const ValueId y = add_act(g, "y", {1, 4, 6, 6});
+    g.add_node({.name = "pow", .op = "Pow", .inputs = {x, e}, .outputs = {y}});
+    g.mark_output(y);
+    std::vector<Tensor> inputs{ramp({1, 4, 6, 6}, 0.05f, 0.031f, 29)};
+    if (!constant) inputs.push_back(ramp({}, 3.0f, 0.0f, 1));
+    Executor fast(g, {.kernels = KernelSet::kFast, .threads = 1});
+    EXPECT_EQ(fast.fast_node_count(), constant ? 1 : 0) << fast.summary();
+    const Tensor expected = run_graph(g, inputs, {.kernels = KernelSet::kReference}).at(0);
+    EXPECT_EQ(compare_tensors(fast.run(inputs).at(0), expected, 1e-5, 1e-5).mismatches, 0);
+  }
+}
+
 }  // namespace
 }  // namespace memledger
